@@ -1,0 +1,39 @@
+"""API token authentication: knox tokens (hashed at rest), sent as ``Token`` or ``Bearer``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from knox.auth import TokenAuthentication as KnoxTokenAuthentication
+from rest_framework import exceptions
+from rest_framework.authentication import get_authorization_header
+from rest_framework.request import Request
+
+
+class TokenAuthentication(KnoxTokenAuthentication):
+    """Knox token authentication that also accepts the ``Bearer`` scheme most clients default to."""
+
+    schemes = (b"token", b"bearer")
+
+    def authenticate(self, request: Request) -> Any:
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() not in self.schemes:
+            return None
+        if len(parts) != 2:
+            raise exceptions.AuthenticationFailed(
+                "Invalid Authorization header: expected 'Token <key>' or 'Bearer <key>'."
+            )
+        return self.authenticate_credentials(parts[1])
+
+
+class TokenAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    target_class = "arena.authentication.TokenAuthentication"
+    name = "tokenAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "`Authorization: Token <key>` or `Authorization: Bearer <key>`.",
+        }

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Set-up and everyday commands for Uno Arena. Needs only Python 3.11+.
+
+    python3 dev.py run     create .venv, install, migrate the embedded SQLite database,
+                           create the demo admin and start the main job
+    python3 dev.py test    create .venv, install the test tools and run the whole suite
+                           (extra arguments go to pytest)
+    python3 dev.py lint    ruff, and mypy --strict on the rules engine
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / ("python.exe" if os.name == "nt" else "python")
+
+
+def ensure_installed(extras: str) -> None:
+    """Create the virtual environment and install the project once per pyproject change."""
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py is what a too-old Python runs first
+        sys.exit(f"Uno Arena needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
+    if not PYTHON.exists():
+        print(f"Creating a virtual environment in {VENV}")
+        venv.create(VENV, with_pip=True)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    stamp = VENV / f".installed-{extras or 'base'}-{digest}"
+    if stamp.exists():
+        return
+    target = f".[{extras}]" if extras else "."
+    print(f"Installing {target} into {VENV}")
+    run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    run(PYTHON, "-m", "pip", "install", "--quiet", "-e", target)
+    stamp.touch()
+
+
+def run(*command: object, env: dict[str, str] | None = None) -> None:
+    completed = subprocess.run([str(part) for part in command], cwd=ROOT, env=env)
+    if completed.returncode != 0:
+        sys.exit(completed.returncode)
+
+
+def manage(*args: str) -> None:
+    run(PYTHON, ROOT / "manage.py", *args)
+
+
+def cmd_run(args: list[str]) -> None:
+    ensure_installed("")
+    if os.environ.get("ARENA_PRODUCTION", "").lower() in {"1", "true", "yes", "on"}:
+        sys.exit("dev.py run is for the embedded default; see README for production (docker).")
+    manage("migrate", "--no-input")
+    manage("demo_admin")
+    manage("arena_main", *args)
+
+
+def cmd_test(args: list[str]) -> None:
+    ensure_installed("dev")
+    workers = ["-n", "auto"] if (os.cpu_count() or 1) > 1 else []
+    run(PYTHON, "-m", "pytest", *workers, *args)
+
+
+def cmd_lint(args: list[str]) -> None:
+    ensure_installed("dev")
+    run(PYTHON, "-m", "ruff", "check", ".", *args)
+    run(PYTHON, "-m", "mypy", "--strict", "games/uno")
+
+
+COMMANDS = {"run": cmd_run, "test": cmd_test, "lint": cmd_lint}
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in COMMANDS:
+        sys.exit(__doc__)
+    COMMANDS[sys.argv[1]](sys.argv[2:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Shared fixtures: fixed personas (alice owns, bob plays, charlie has no access).
+
+In CI (``CI=true``) the real services are mandatory: a run that silently fell back to SQLite or
+to in-process Celery would pass without testing what production runs, so it fails instead.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from django.conf import settings
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if IN_CI:
+        checks = {
+            "DATABASE_URL (PostgreSQL)": (settings.DATABASE_URL or "").startswith("postgres"),
+            "CELERY_BROKER_URL (Redis)": (settings.CELERY_BROKER_URL or "").startswith("redis"),
+        }
+        missing = [name for name, ok in checks.items() if not ok]
+        if missing:
+            raise pytest.UsageError(
+                "CI=true but these services are not configured: " + ", ".join(missing)
+            )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip service-bound tests on the embedded default; never skip them in CI."""
+    on_postgres = (settings.DATABASE_URL or "").startswith("postgres")
+    on_redis = (settings.CELERY_BROKER_URL or "").startswith("redis")
+    for item in items:
+        if "postgres" in item.keywords and not on_postgres:
+            item.add_marker(pytest.mark.skip(reason="needs DATABASE_URL=postgresql://…"))
+        if "redis" in item.keywords and not on_redis:
+            item.add_marker(pytest.mark.skip(reason="needs CELERY_BROKER_URL=redis://…"))
+
+
+@pytest.fixture
+def alice(django_user_model):  # type: ignore[no-untyped-def]
+    return django_user_model.objects.create_user("alice", password="alice-password-1")
+
+
+@pytest.fixture
+def bob(django_user_model):  # type: ignore[no-untyped-def]
+    return django_user_model.objects.create_user("bob", password="bob-password-1")
+
+
+@pytest.fixture
+def charlie(django_user_model):  # type: ignore[no-untyped-def]
+    return django_user_model.objects.create_user("charlie", password="charlie-password-1")
