@@ -27,8 +27,11 @@ if PRODUCTION and DEBUG:
 _EMBEDDED_SECRET_KEY = "embedded-development-key-not-for-production-use-6e1f0c3a9b"
 if PRODUCTION:
     SECRET_KEY = env.required("SECRET_KEY", "when ARENA_PRODUCTION=true")
-    if SECRET_KEY == _EMBEDDED_SECRET_KEY:
-        raise ImproperlyConfigured("SECRET_KEY must not be the embedded development key.")
+    if SECRET_KEY == _EMBEDDED_SECRET_KEY or len(SECRET_KEY) < 40:
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be a random value of 40 or more characters (and not the embedded "
+            "development key) when ARENA_PRODUCTION=true."
+        )
     ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
     if not ALLOWED_HOSTS:
         raise ImproperlyConfigured("ALLOWED_HOSTS must be set when ARENA_PRODUCTION=true.")

@@ -1,0 +1,26 @@
+# Production-like image for the web and worker services of docker-compose.yml.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+WORKDIR /app
+RUN useradd --create-home --uid 1000 arena
+
+COPY pyproject.toml README.md ./
+COPY arena arena
+COPY games games
+COPY bots bots
+COPY manage.py ./
+RUN pip install .
+
+# Static files are collected at build time with the production storage (hashed, compressed).
+# The key and hosts here exist only for this build step; the container gets its own at run time.
+RUN ARENA_PRODUCTION=true SECRET_KEY=build-time-only-collectstatic-key-not-used-at-run-time \
+    ALLOWED_HOSTS=build python manage.py collectstatic --no-input
+
+USER arena
+EXPOSE 8000
+CMD ["gunicorn", "arena.wsgi", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8"]

@@ -1,0 +1,63 @@
+"""docker-compose.yml cannot run here: these tests read it against the settings it feeds."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SETTINGS_SOURCE = (ROOT / "arena" / "settings.py").read_text()
+
+
+def compose() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def app_environment() -> dict[str, str]:
+    return compose()["x-app"]["environment"]
+
+
+def test_every_variable_compose_sets_is_read_by_the_settings() -> None:
+    for name in app_environment():
+        assert re.search(rf'"{name}"', SETTINGS_SOURCE), f"settings.py never reads {name}"
+
+
+def test_compose_runs_in_production_mode_with_real_services() -> None:
+    env = app_environment()
+    assert env["ARENA_PRODUCTION"] == "true"
+    assert env["DATABASE_URL"].startswith("postgresql://")
+    assert env["CELERY_BROKER_URL"].startswith("redis://redis:")
+    assert "${SECRET_KEY:?" in env["SECRET_KEY"], "the secret key must come from the environment"
+
+
+def test_compose_has_the_four_services_with_health_checks() -> None:
+    services = compose()["services"]
+    for name in ("web", "worker", "postgres", "redis"):
+        assert name in services
+    for name in ("web", "postgres", "redis"):
+        assert "healthcheck" in services[name], name
+    assert "pgdata:/var/lib/postgresql/data" in services["postgres"]["volumes"]
+
+
+def test_migrations_run_before_web_and_worker_start() -> None:
+    services = compose()["services"]
+    assert "migrate" in " ".join(services["migrate"]["command"])
+    for name in ("web", "worker"):
+        assert services[name]["depends_on"]["migrate"]["condition"] == (
+            "service_completed_successfully"
+        )
+
+
+def test_the_dockerfile_copies_every_package_the_project_installs() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    for package in ("arena", "games", "bots"):
+        assert f"COPY {package} {package}" in dockerfile
+
+
+def test_the_web_health_check_path_exists_and_is_exempt_from_the_https_redirect() -> None:
+    healthcheck = " ".join(compose()["services"]["web"]["healthcheck"]["test"])
+    assert "/healthz/" in healthcheck
+    assert 'SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]' in SETTINGS_SOURCE
