@@ -1,3 +1,8 @@
 """Every REST endpoint, under /api/. Each app contributes its own router or paths."""
 
-urlpatterns: list = []
+from django.urls import include, path
+
+urlpatterns: list = [
+    path("", include("arena.accounts.urls")),
+    path("", include("games.urls")),
+]

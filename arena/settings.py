@@ -191,6 +191,8 @@ REST_FRAMEWORK = {
         "move": env.str("THROTTLE_MOVE", "6000/minute"),
     },
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
+    # One error body everywhere: {"code", "detail", ...} (see arena/api_errors.py).
+    "EXCEPTION_HANDLER": "arena.api_errors.exception_handler",
 }
 
 REST_KNOX = {

@@ -1,0 +1,147 @@
+"""Sign-up and API tokens."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import authenticate
+from django.http import Http404
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.authentication import BasicAuthentication
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
+from rest_framework.views import APIView
+
+from arena.accounts import services
+from arena.accounts.serializers import (
+    SignupInput,
+    TokenCreatedOut,
+    TokenCreateInput,
+    TokenOut,
+    UserOut,
+)
+from arena.api_errors import ApiError, error_responses
+from arena.authentication import TokenAuthentication
+
+TAGS = ["accounts"]
+
+
+class SignupApi(APIView):
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+    throttle_scope = "signup"
+    throttle_classes = [ScopedRateThrottle]
+
+    @extend_schema(
+        operation_id="accounts_create",
+        tags=TAGS,
+        summary="Sign up",
+        description="Create an account; then get a token from `POST /api/tokens/`.",
+        request=SignupInput,
+        responses={201: UserOut, **error_responses(400, 429)},
+        auth=[],
+        examples=[
+            OpenApiExample(
+                "Sign up", value={"username": "my-bot", "password": "a long passphrase"},
+                request_only=True,
+            )
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        body = SignupInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = services.user_create(**body.validated_data)
+        return Response(UserOut(user).data, status=status.HTTP_201_CREATED)
+
+
+class InvalidCredentials(ApiError):
+    status_code = status.HTTP_401_UNAUTHORIZED
+    default_code = "authentication_failed"
+    default_detail = "Invalid username or password."
+
+
+class TokenListCreateApi(APIView):
+    # Creating a token takes a password (HTTP Basic or in the body) or an existing token.
+    authentication_classes = [BasicAuthentication, TokenAuthentication]
+
+    def get_permissions(self) -> list[Any]:
+        return [AllowAny()] if self.request.method == "POST" else super().get_permissions()
+
+    def get_throttles(self) -> list[Any]:
+        if self.request.method == "POST":
+            self.throttle_scope = "token"
+            return [ScopedRateThrottle()]
+        return []
+
+    @extend_schema(
+        operation_id="tokens_list",
+        tags=TAGS,
+        summary="List my tokens",
+        description="Prefix (`id`), creation and expiry; never the key.",
+        responses={200: TokenOut(many=True), **error_responses(401)},
+    )
+    def get(self, request: Request) -> Response:
+        return Response(TokenOut(services.token_list(user=request.user), many=True).data)
+
+    @extend_schema(
+        operation_id="tokens_create",
+        tags=TAGS,
+        summary="Create a token",
+        description="Authenticate with HTTP Basic, or `username` + `password` in the body, or "
+        "an existing token. The `key` is shown only in this response; send it as "
+        "`Authorization: Token <key>` (or `Bearer <key>`).",
+        request=TokenCreateInput,
+        responses={
+            201: OpenApiResponse(
+                TokenCreatedOut,
+                "The new token.",
+                examples=[
+                    OpenApiExample(
+                        "New token",
+                        value={
+                            "id": "uno_3f9a1c2b7d0",
+                            "key": "uno_3f9a1c2b7d0" + "0" * 53,
+                            "created": "2025-01-01T12:00:00Z",
+                            "expiry": None,
+                        },
+                    )
+                ],
+            ),
+            **error_responses(400, 401, 429),
+        },
+        auth=[{"basicAuth": []}, {"tokenAuth": []}, {}],
+    )
+    def post(self, request: Request) -> Response:
+        body = TokenCreateInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        user = request.user if request.user.is_authenticated else None
+        if user is None:
+            user = authenticate(
+                request._request,
+                username=body.validated_data.get("username", ""),
+                password=body.validated_data.get("password", ""),
+            )
+        if user is None:
+            raise InvalidCredentials()
+        record, key = services.token_create(
+            user=user, expires_in=body.validated_data.get("expires_in")
+        )
+        out = {**TokenOut(record).data, "key": key}
+        return Response(out, status=status.HTTP_201_CREATED)
+
+
+class TokenDetailApi(APIView):
+    @extend_schema(
+        operation_id="tokens_destroy",
+        tags=TAGS,
+        summary="Revoke a token",
+        parameters=[OpenApiParameter("id", str, OpenApiParameter.PATH, description="Token id.")],
+        responses={204: None, **error_responses(401, 404)},
+    )
+    def delete(self, request: Request, id: str) -> Response:
+        if not services.token_revoke(user=request.user, token_id=id):
+            raise Http404("No such token.")
+        return Response(status=status.HTTP_204_NO_CONTENT)

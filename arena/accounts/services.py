@@ -1,0 +1,49 @@
+"""Accounts and API tokens. Tokens are django-rest-knox tokens: only a digest is stored, the
+key is shown once at creation. A token is named by its public prefix (``token_key``, the first
+15 characters of the key), never by its digest."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import transaction
+from django.db.models import QuerySet
+from knox.models import AuthToken
+from rest_framework.exceptions import ValidationError
+
+
+@transaction.atomic
+def user_create(*, username: str, password: str) -> AbstractBaseUser:
+    User = get_user_model()
+    if User.objects.filter(username__iexact=username).exists():
+        raise ValidationError({"username": ["A user with that username already exists."]})
+    user = User(username=username)
+    try:
+        validate_password(password, user=user)
+    except DjangoValidationError as exc:
+        raise ValidationError({"password": list(exc.messages)}) from None
+    user.set_password(password)
+    user.full_clean(exclude=["password"])
+    user.save()
+    return user
+
+
+def token_create(
+    *, user: AbstractBaseUser, expires_in: int | None = None
+) -> tuple[AuthToken, str]:
+    """A new token; returns (record, key). The key is not stored and cannot be shown again."""
+    expiry = timedelta(seconds=expires_in) if expires_in else None
+    return AuthToken.objects.create(user=user, expiry=expiry)
+
+
+def token_list(*, user: AbstractBaseUser) -> QuerySet[AuthToken]:
+    return AuthToken.objects.filter(user=user).order_by("-created")
+
+
+def token_revoke(*, user: AbstractBaseUser, token_id: str) -> bool:
+    deleted, _ = AuthToken.objects.filter(user=user, token_key=token_id).delete()
+    return deleted > 0

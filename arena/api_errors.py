@@ -1,0 +1,166 @@
+"""One error body for the whole API: ``{"code": ..., "detail": ..., ...}``.
+
+Every error a client can get (validation, auth, permission, throttling, game rules) is
+rendered by ``exception_handler`` in this shape, so a bot needs one code path for failures:
+switch on ``code`` (stable, machine-readable), show ``detail`` (human). Some codes add fields:
+``fields`` for validation errors (dotted field name -> messages) and ``version`` for a stale
+version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from drf_spectacular.utils import OpenApiExample
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class ApiError(exceptions.APIException):
+    """An API error with a stable code and optional extra fields in the body."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "error"
+    default_detail = "The request could not be processed."
+
+    def __init__(
+        self,
+        detail: str | None = None,
+        *,
+        code: str | None = None,
+        status_code: int | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(detail or self.default_detail, code or self.default_code)
+        if status_code is not None:
+            self.status_code = status_code
+        self.code = code or self.default_code
+        self.extra = dict(extra or {})
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every error response."""
+
+    code = serializers.CharField(help_text="Stable machine-readable error code.")
+    detail = serializers.CharField(help_text="Human-readable explanation.")
+    fields = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        required=False,
+        help_text="Validation errors only: dotted field name -> messages.",
+    )
+    version = serializers.IntegerField(
+        required=False, help_text="`stale_version` only: the game's current version."
+    )
+
+
+def _flatten(data: Any, prefix: str = "") -> dict[str, list[str]]:
+    """Flatten DRF's nested validation errors into ``{"options.stacking": ["..."]}``."""
+    out: dict[str, list[str]] = {}
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            name = str(key) if not prefix else f"{prefix}.{key}"
+            if key == "non_field_errors" and prefix == "":
+                name = "non_field_errors"
+            out.update(_flatten(value, name))
+    elif isinstance(data, list) and all(not isinstance(v, Mapping | list) for v in data):
+        out[prefix or "non_field_errors"] = [str(v) for v in data]
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            out.update(_flatten(value, f"{prefix}.{i}" if prefix else str(i)))
+    else:
+        out[prefix or "non_field_errors"] = [str(data)]
+    return out
+
+
+def error_body(exc: exceptions.APIException) -> dict[str, Any]:
+    """The JSON body for an API exception (used by the handler and by idempotent replays)."""
+    if isinstance(exc, ApiError):
+        return {"code": exc.code, "detail": str(exc.detail), **exc.extra}
+    if isinstance(exc, exceptions.ValidationError):
+        fields = _flatten(exc.detail)
+        first = next(iter(fields.items()), ("", ["Invalid input."]))
+        detail = f"{first[0]}: {first[1][0]}" if first[0] != "non_field_errors" else first[1][0]
+        return {"code": "invalid", "detail": detail, "fields": fields}
+    codes = exc.get_codes()
+    code = codes if isinstance(codes, str) else exc.default_code
+    return {"code": code, "detail": str(exc.detail)}
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler (headers, rollback) with our body shape."""
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied()
+    response = drf_exception_handler(exc, context)
+    if response is None or not isinstance(exc, exceptions.APIException):
+        return response
+    response.data = error_body(exc)
+    return response
+
+
+# --- OpenAPI helpers --------------------------------------------------------------------------
+_DESCRIPTIONS = {
+    400: "Malformed request (bad JSON, failed validation, malformed move).",
+    401: "Missing or invalid credentials.",
+    403: "Authenticated but not allowed (e.g. not a player of this game).",
+    404: "No such resource.",
+    409: "Conflict with the current state (stale version, not your turn, wrong status).",
+    422: "Well-formed but refused (illegal move, idempotency key reused).",
+    429: "Rate limit hit; retry after the `Retry-After` header's seconds.",
+}
+
+_EXAMPLES: dict[int, list[tuple[str, dict[str, Any]]]] = {
+    400: [
+        (
+            "Invalid field",
+            {
+                "code": "invalid",
+                "detail": "options.stacking: must be a boolean",
+                "fields": {"options.stacking": ["must be a boolean"]},
+            },
+        ),
+    ],
+    401: [("Not authenticated", {"code": "not_authenticated", "detail": "Authentication "
+                                 "credentials were not provided."})],
+    403: [("Not a player", {"code": "not_a_player", "detail": "You have no seat in this game."})],
+    404: [("Not found", {"code": "not_found", "detail": "No Game matches the given query."})],
+    409: [
+        (
+            "Stale version",
+            {
+                "code": "stale_version",
+                "detail": "The game moved on; fetch the view and decide again.",
+                "version": 42,
+            },
+        ),
+        ("Not your turn", {"code": "not_your_turn", "detail": "It is not your turn (waiting "
+                           "for seat 1)."}),
+        ("Wrong status", {"code": "game_not_open", "detail": "The game has already started "
+                          "or ended."}),
+    ],
+    422: [("Illegal move", {"code": "illegal_move", "detail": "that card does not match"})],
+    429: [("Throttled", {"code": "throttled", "detail": "Request was throttled. Expected "
+                         "available in 30 seconds."})],
+}
+
+
+def error_responses(*codes: int, **overrides: Any) -> dict[int, Any]:
+    """OpenAPI responses for the given error statuses, all with the error body."""
+    from drf_spectacular.utils import OpenApiResponse
+
+    out: dict[int, Any] = {}
+    for code in codes:
+        if code in overrides:
+            out[code] = overrides[code]
+            continue
+        examples = [
+            OpenApiExample(name, value=value, response_only=True, status_codes=[str(code)])
+            for name, value in _EXAMPLES.get(code, [])
+        ]
+        out[code] = OpenApiResponse(ErrorSerializer, _DESCRIPTIONS[code], examples=examples)
+    return out

@@ -1,0 +1,57 @@
+"""Admin (staff only, as all of /admin/). Staff may see a game's hidden state; it is shown
+read-only so nobody edits a running game behind the engine's back."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from games.models import Game, GameEvent, IdempotencyRecord, MoveRecord, Seat
+
+
+class SeatInline(admin.TabularInline):
+    model = Seat
+    extra = 0
+    fields = ("index", "user", "strikes", "forfeited", "joined_at")
+    readonly_fields = ("index", "joined_at")
+
+
+@admin.register(Game)
+class GameAdmin(admin.ModelAdmin):
+    list_display = ("id", "status", "end_reason", "version", "move_count", "created_by",
+                    "created_at", "finished_at")
+    list_filter = ("status", "end_reason")
+    search_fields = ("id", "created_by__username")
+    readonly_fields = ("options", "seed", "state", "version", "move_count", "awaiting",
+                       "hand_number", "scores", "winner", "created_at", "started_at",
+                       "finished_at", "updated_at")
+    inlines = [SeatInline]
+
+
+@admin.register(Seat)
+class SeatAdmin(admin.ModelAdmin):
+    list_display = ("game", "index", "user", "strikes", "forfeited")
+    list_select_related = ("game", "user")
+    raw_id_fields = ("game", "user")
+
+
+@admin.register(MoveRecord)
+class MoveRecordAdmin(admin.ModelAdmin):
+    list_display = ("game", "number", "seat", "move", "source", "created_at")
+    list_filter = ("source",)
+    raw_id_fields = ("game",)
+    readonly_fields = ("game", "number", "version", "seat", "move", "source", "created_at")
+
+
+@admin.register(GameEvent)
+class GameEventAdmin(admin.ModelAdmin):
+    list_display = ("game", "version", "kind", "seat", "created_at")
+    list_filter = ("kind",)
+    raw_id_fields = ("game",)
+    readonly_fields = ("game", "version", "kind", "seat", "data", "created_at")
+
+
+@admin.register(IdempotencyRecord)
+class IdempotencyRecordAdmin(admin.ModelAdmin):
+    list_display = ("user", "key", "status_code", "created_at")
+    raw_id_fields = ("user",)
+    readonly_fields = ("user", "key", "fingerprint", "status_code", "response_body", "created_at")

@@ -1,0 +1,443 @@
+"""The games REST API: thin views over ``games.services`` (writes) and ``games.selectors``
+(reads). Every operation documents its request, its responses (errors included) and examples.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404, HttpResponse
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+)
+from rest_framework import generics, status
+from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
+from rest_framework.utils.encoders import JSONEncoder
+from rest_framework.views import APIView
+
+from arena.api_errors import error_body, error_responses
+from games import selectors, services
+from games.filters import GameFilter
+from games.idempotency import MAX_KEY_LENGTH, idempotent_call, request_fingerprint
+from games.models import Game, MoveRecord
+from games.serializers import (
+    EventOut,
+    EventsOut,
+    EventsQuery,
+    GameCreateInput,
+    GameOut,
+    JoinInput,
+    MoveInput,
+    MovePlayedOut,
+    MoveRecordOut,
+    ReplayOut,
+    ViewOut,
+)
+
+GAMES = ["games"]
+PLAY = ["play"]
+
+# A fabricated view: examples must never show real hidden information.
+VIEW_EXAMPLE = {
+    "game": 7,
+    "version": 12,
+    "seat": 0,
+    "status": "running",
+    "turn_deadline": "2025-01-01T12:01:00Z",
+    "view": {
+        "seat": 0,
+        "hand": ["R5", "G7", "W"],
+        "hand_counts": [3, 6],
+        "top": "R2",
+        "color": "red",
+        "direction": 1,
+        "turn": 0,
+        "awaiting": 0,
+        "phase": "play",
+        "pending": None,
+        "uno_window": None,
+        "scores": [0, 0],
+        "hand_number": 1,
+        "deck_count": 80,
+        "finished": False,
+        "winner": None,
+        "legal_moves": [
+            {"type": "play", "card": "R5"},
+            {"type": "play", "card": "W", "color": "red"},
+            {"type": "draw"},
+        ],
+    },
+}
+
+GAME_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Game id.")
+
+
+def _game_or_404(game_id: int) -> Game:
+    try:
+        return selectors.game_get(game_id=game_id)
+    except Game.DoesNotExist:
+        raise Http404("No such game.") from None
+
+
+def _game_out(game: Game, request: Request) -> dict[str, Any]:
+    fresh = selectors.game_get(game_id=game.pk)
+    return GameOut(fresh, context={"request": request}).data
+
+
+class GamePagination(PageNumberPagination):
+    page_size = 20
+    page_size_query_param = "page_size"
+    max_page_size = 100
+
+
+class MovePagination(PageNumberPagination):
+    page_size = 200
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class GameListCreateApi(generics.ListAPIView):
+    serializer_class = GameOut
+    pagination_class = GamePagination
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = GameFilter
+
+    def get_queryset(self) -> QuerySet[Game]:
+        return selectors.game_list(user=self.request.user)
+
+    @extend_schema(
+        operation_id="games_list",
+        tags=GAMES,
+        summary="List games",
+        description="Newest first. Filter by `status`, `mine=true` (games you sit in) and "
+        "`open_seats=true` (open games with a free seat).",
+        responses={200: GameOut(many=True), **error_responses(400, 401)},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        operation_id="games_create",
+        tags=GAMES,
+        summary="Create a game",
+        description="A table with 2-10 seats and rule options (checked by the rules engine: a "
+        "bad value is a 400 naming the field). You take seat 0 unless `join` is false.",
+        request=GameCreateInput,
+        responses={201: GameOut, **error_responses(400, 401)},
+        examples=[
+            OpenApiExample(
+                "Two players, one hand",
+                value={"seats": 2, "options": {"single_hand": True}, "turn_seconds": 30},
+                request_only=True,
+            ),
+        ],
+    )
+    def post(self, request: Request) -> Response:
+        body = GameCreateInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        game = services.game_create(
+            user=request.user,
+            options=data.get("options") or {},
+            seats=data.get("seats"),
+            turn_seconds=data["turn_seconds"],
+            max_strikes=data["max_strikes"],
+            join=data["join"],
+        )
+        return Response(_game_out(game, request), status=status.HTTP_201_CREATED)
+
+
+class GameDetailApi(APIView):
+    @extend_schema(
+        operation_id="games_retrieve",
+        tags=GAMES,
+        summary="A game's public state",
+        parameters=[GAME_ID],
+        responses={200: GameOut, **error_responses(401, 404)},
+    )
+    def get(self, request: Request, id: int) -> Response:
+        return Response(GameOut(_game_or_404(id), context={"request": request}).data)
+
+
+class GameJoinApi(APIView):
+    @extend_schema(
+        operation_id="games_join",
+        tags=GAMES,
+        summary="Take a seat",
+        description="Takes the lowest free seat, or `seat` if given. One seat per user.",
+        parameters=[GAME_ID],
+        request=JoinInput,
+        responses={200: GameOut, **error_responses(400, 401, 404, 409)},
+    )
+    def post(self, request: Request, id: int) -> Response:
+        body = JoinInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        game = _game_or_404(id)
+        index = body.validated_data.get("seat")
+        services.seat_join(game_id=game.pk, user=request.user, index=index)
+        return Response(_game_out(game, request))
+
+
+class GameLeaveApi(APIView):
+    @extend_schema(
+        operation_id="games_leave",
+        tags=GAMES,
+        summary="Give up your seat before the start",
+        description="When the last player leaves, the game is aborted.",
+        parameters=[GAME_ID],
+        request=None,
+        responses={200: GameOut, **error_responses(401, 403, 404, 409)},
+    )
+    def post(self, request: Request, id: int) -> Response:
+        game = _game_or_404(id)
+        services.seat_leave(game_id=game.pk, user=request.user)
+        return Response(_game_out(game, request))
+
+
+class GameStartApi(APIView):
+    @extend_schema(
+        operation_id="games_start",
+        tags=GAMES,
+        summary="Deal and start",
+        description="Creator only, once every seat is taken (409 `seats_open` otherwise).",
+        parameters=[GAME_ID],
+        request=None,
+        responses={200: GameOut, **error_responses(401, 403, 404, 409)},
+    )
+    def post(self, request: Request, id: int) -> Response:
+        game = _game_or_404(id)
+        services.game_start(game_id=game.pk, user=request.user)
+        return Response(_game_out(game, request))
+
+
+class GameViewApi(APIView):
+    @extend_schema(
+        operation_id="games_view",
+        tags=PLAY,
+        summary="My view of the game",
+        description="The rules engine's view for your seat (your hand, everyone's card "
+        "counts, top card, whose decision is awaited, your legal moves) plus the game's "
+        "`version` to send with your move. Sends an `ETag`; with `If-None-Match` you get a "
+        "304 until something changes.",
+        parameters=[
+            GAME_ID,
+            OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False),
+        ],
+        responses={
+            200: OpenApiResponse(
+                ViewOut,
+                "Your view.",
+                examples=[OpenApiExample("A view (fabricated)", value=VIEW_EXAMPLE)],
+            ),
+            304: OpenApiResponse(description="Not modified since the ETag you sent."),
+            **error_responses(401, 403, 404),
+        },
+    )
+    def get(self, request: Request, id: int) -> HttpResponse:
+        game = _game_or_404(id)
+        seat = selectors.seat_of_or_403(game=game, user=request.user)
+        etag = selectors.view_etag(game=game, seat=seat.index)
+        if etag in _if_none_match(request):
+            response = HttpResponse(status=status.HTTP_304_NOT_MODIFIED)
+            response["ETag"] = etag
+            return response
+        response = Response(_view_body(game, seat.index))
+        response["ETag"] = etag
+        return response
+
+
+def _if_none_match(request: Request) -> list[str]:
+    header = request.headers.get("If-None-Match", "")
+    return [tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()]
+
+
+def _view_body(game: Game, seat: int) -> dict[str, Any]:
+    return {
+        "game": game.pk,
+        "version": game.version,
+        "seat": seat,
+        "status": game.status,
+        "turn_deadline": game.turn_deadline,
+        "view": selectors.game_view(game=game, seat=seat),
+    }
+
+
+class GameMovesApi(generics.GenericAPIView):
+    pagination_class = MovePagination
+    serializer_class = MoveRecordOut
+    queryset = MoveRecord.objects.none()  # for the schema; reads go through the selector
+
+    def get_throttles(self) -> list[BaseThrottle]:
+        # Only playing is rate limited; reading the public log is not.
+        if self.request.method == "POST":
+            self.throttle_scope = "move"
+            return [ScopedRateThrottle()]
+        return []
+
+    @extend_schema(
+        operation_id="games_moves_list",
+        tags=PLAY,
+        summary="The public move log",
+        description="Every move so far, oldest first. Moves carry no hidden information.",
+        parameters=[GAME_ID],
+        responses={200: MoveRecordOut(many=True), **error_responses(401, 404)},
+    )
+    def get(self, request: Request, id: int) -> Response:
+        game = _game_or_404(id)
+        page = self.paginate_queryset(selectors.move_list(game=game))
+        return self.get_paginated_response(MoveRecordOut(page, many=True).data)
+
+    @extend_schema(
+        operation_id="games_moves_create",
+        tags=PLAY,
+        summary="Play a move",
+        description=(
+            "Send the move with the `version` your decision was based on.\n\n"
+            "* 201: applied; the body is your new view plus the move record.\n"
+            "* 409 `stale_version`: the game moved on (body has the current `version`); "
+            "fetch the view and decide again.\n"
+            "* 409 `not_your_turn`: another seat is awaited. Out-of-turn moves (`catch`, "
+            "`uno`, and jump-in `play`s with that option) go through the same endpoint.\n"
+            "* 422 `illegal_move`: the rules forbid it (`detail` says why).\n"
+            "* 400 `malformed_move` / `invalid`: not a move at all.\n\n"
+            "With an `Idempotency-Key` header a retried request returns the first response "
+            "instead of playing twice; the same key with a different request is a 422 "
+            "`idempotency_key_reused`."
+        ),
+        parameters=[
+            GAME_ID,
+            OpenApiParameter(
+                "Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
+                description="Any unique string (e.g. a UUID) per intended move.",
+            ),
+        ],
+        request=MoveInput,
+        responses={
+            201: OpenApiResponse(MovePlayedOut, "The move was applied."),
+            **error_responses(400, 401, 403, 404, 409, 422, 429),
+        },
+        examples=[
+            OpenApiExample(
+                "Play a red five", value={"version": 12, "move": {"type": "play", "card": "R5"}},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Wild, choosing green",
+                value={"version": 12, "move": {"type": "play", "card": "W", "color": "green"}},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Catch seat 1 (missed Uno)",
+                value={"version": 12, "move": {"type": "catch", "target": 1}},
+                request_only=True,
+            ),
+        ],
+    )
+    def post(self, request: Request, id: int) -> Response:
+        game = _game_or_404(id)
+        seat = selectors.seat_of_or_403(game=game, user=request.user)
+        key = request.headers.get("Idempotency-Key")
+
+        def produce() -> tuple[int, Any]:
+            try:
+                body = self._play(request, game, seat.index)
+            except APIException as exc:
+                return exc.status_code, error_body(exc)
+            # Plain JSON, so a replayed response is byte-for-byte the first one.
+            return status.HTTP_201_CREATED, json.loads(json.dumps(body, cls=JSONEncoder))
+
+        if not key:
+            status_code, body = produce()
+            return Response(body, status=status_code)
+        if len(key) > MAX_KEY_LENGTH:
+            raise ValidationError({"Idempotency-Key": [f"at most {MAX_KEY_LENGTH} characters"]})
+        fingerprint = request_fingerprint(
+            method=request.method or "POST", path=request.path, body=request.data
+        )
+        status_code, body, replayed = idempotent_call(
+            user=request.user, key=key, fingerprint=fingerprint, game_id=game.pk, produce=produce
+        )
+        response = Response(body, status=status_code)
+        if replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response
+
+    def _play(self, request: Request, game: Game, seat: int) -> dict[str, Any]:
+        body = MoveInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        record = services.move_play(
+            game_id=game.pk,
+            seat=seat,
+            move=body.validated_data["move"],
+            expected_version=body.validated_data["version"],
+        )
+        fresh = Game.objects.get(pk=game.pk)
+        return {**_view_body(fresh, seat), "played": MoveRecordOut(record).data}
+
+
+class GameEventsApi(APIView):
+    @extend_schema(
+        operation_id="games_events",
+        tags=PLAY,
+        summary="Events since a version (long poll)",
+        description="Public events after version `since`: joins, start, moves, strikes, "
+        "forfeits, the end. Each event has its own version. With `wait` (seconds, up to 25) "
+        "the request waits until something happens instead of answering empty, so a client "
+        "can follow a game without hammering the server.",
+        parameters=[GAME_ID, EventsQuery],
+        responses={200: EventsOut, **error_responses(400, 401, 404)},
+    )
+    def get(self, request: Request, id: int) -> Response:
+        query = EventsQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        game = _game_or_404(id)
+        since = query.validated_data["since"]
+        events = selectors.events_wait(
+            game_id=game.pk, since=since, wait=query.validated_data["wait"]
+        )
+        current = Game.objects.values_list("version", "status").get(pk=game.pk)
+        last = events[-1].version if events else since
+        return Response(
+            {
+                "game": game.pk,
+                "version": current[0],
+                "status": current[1],
+                "events": EventOut(events, many=True).data,
+                "more": last < current[0],
+            }
+        )
+
+
+class GameReplayApi(APIView):
+    @extend_schema(
+        operation_id="games_replay",
+        tags=GAMES,
+        summary="Full replay of a finished game",
+        description="Seed, every move, the deal of every hand and the final state. Players "
+        "only, once the game is over (409 `game_not_over` before). `?download=1` serves it "
+        "as a JSON file attachment.",
+        parameters=[
+            GAME_ID,
+            OpenApiParameter("download", OpenApiTypes.BOOL, required=False),
+        ],
+        responses={200: ReplayOut, **error_responses(401, 403, 404, 409)},
+    )
+    def get(self, request: Request, id: int) -> Response:
+        game = _game_or_404(id)
+        selectors.seat_of_or_403(game=game, user=request.user)
+        response = Response(selectors.game_replay(game=game))
+        if request.query_params.get("download", "").lower() in {"1", "true", "yes"}:
+            response["Content-Disposition"] = f'attachment; filename="uno-game-{game.pk}.json"'
+        return response
+

@@ -1,0 +1,24 @@
+"""Time, behind one indirection so tests can drive the turn clock without sleeping.
+
+Services call ``clock.now()`` (never ``timezone.now()`` directly); tests monkeypatch it.
+``sleep``/``monotonic`` drive the long poll and can be replaced the same way.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from django.utils import timezone
+
+
+def now() -> datetime:
+    return timezone.now()
+
+
+def monotonic() -> float:
+    return time.monotonic()
+
+
+def sleep(seconds: float) -> None:
+    time.sleep(seconds)

@@ -1,0 +1,32 @@
+"""Query filters of the game list (django-filter; documented in the schema automatically)."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import QuerySet
+
+from games.models import Game, GameStatus
+
+
+class GameFilter(django_filters.FilterSet):
+    status = django_filters.ChoiceFilter(choices=GameStatus.choices)
+    mine = django_filters.BooleanFilter(method="filter_mine", label="Only games I have a seat in")
+    open_seats = django_filters.BooleanFilter(
+        method="filter_open_seats", label="Only open games with a free seat"
+    )
+
+    class Meta:
+        model = Game
+        fields = ("status", "mine", "open_seats")
+
+    def filter_mine(self, queryset: QuerySet[Game], name: str, value: bool) -> QuerySet[Game]:
+        if not value:
+            return queryset
+        return queryset.filter(seats__user=self.request.user).distinct()
+
+    def filter_open_seats(
+        self, queryset: QuerySet[Game], name: str, value: bool
+    ) -> QuerySet[Game]:
+        if not value:
+            return queryset
+        return queryset.filter(status=GameStatus.OPEN, open_seat_count__gt=0)

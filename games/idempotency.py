@@ -1,0 +1,51 @@
+"""``Idempotency-Key``: a retried POST gets the first response instead of acting twice."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from games.errors import IdempotencyKeyReused
+from games.models import Game, IdempotencyRecord
+
+MAX_KEY_LENGTH = 255
+
+
+def request_fingerprint(*, method: str, path: str, body: Any) -> str:
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(f"{method} {path}\n{canonical}".encode()).hexdigest()
+
+
+def idempotent_call(
+    *,
+    user: AbstractBaseUser,
+    key: str,
+    fingerprint: str,
+    game_id: int,
+    produce: Callable[[], tuple[int, Any]],
+) -> tuple[int, Any, bool]:
+    """Run ``produce`` once per (user, key); returns (status, body, replayed).
+
+    The game row is locked first, so two concurrent retries of one request are serialised:
+    the second finds the first one's record instead of racing it. Any final answer (success
+    or 4xx) is stored: a retry must see what the first attempt saw.
+    """
+    with transaction.atomic():
+        Game.objects.select_for_update().filter(pk=game_id).first()
+        record = IdempotencyRecord.objects.filter(user=user, key=key).first()
+        if record is not None:
+            if record.fingerprint != fingerprint:
+                raise IdempotencyKeyReused()
+            return record.status_code, record.response_body, True
+        status_code, body = produce()
+        if status_code < 500:
+            IdempotencyRecord.objects.create(
+                user=user, key=key, fingerprint=fingerprint, status_code=status_code,
+                response_body=body,
+            )
+        return status_code, body, False

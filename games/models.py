@@ -1,0 +1,181 @@
+"""Tables, seats, the move log, the public event log and idempotency records.
+
+A running game's hidden information (engine ``state``, ``seed``) lives only on ``Game`` and
+never leaves the server before the game ends: serializers name the public fields explicitly.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+DEFAULT_TURN_SECONDS = 60
+DEFAULT_MAX_STRIKES = 3
+
+
+class GameStatus(models.TextChoices):
+    OPEN = "open", "Open (waiting for players)"
+    RUNNING = "running", "Running"
+    FINISHED = "finished", "Finished"
+    ABORTED = "aborted", "Aborted"
+
+
+class Game(models.Model):
+    status = models.CharField(
+        max_length=16, choices=GameStatus.choices, default=GameStatus.OPEN, db_index=True
+    )
+    # Why the game ended: "match" (engine finished it), "forfeit" (too few seats left),
+    # "abandoned" (everyone left before the start).
+    end_reason = models.CharField(max_length=16, blank=True, default="")
+    options = models.JSONField(help_text="Engine options (games.uno.Options.to_json()).")
+    seed = models.BigIntegerField(help_text="Secret until the game is over.")
+    state = models.JSONField(null=True, blank=True, help_text="Engine state; secret.")
+    # One number per event (join, start, move, strike...): clients send the version they saw
+    # with a move, and the server refuses a stale one.
+    version = models.PositiveIntegerField(default=0)
+    move_count = models.PositiveIntegerField(default=0)
+    turn_seconds = models.PositiveIntegerField(
+        default=DEFAULT_TURN_SECONDS, validators=[MinValueValidator(1), MaxValueValidator(86400)]
+    )
+    max_strikes = models.PositiveSmallIntegerField(
+        default=DEFAULT_MAX_STRIKES, validators=[MinValueValidator(1), MaxValueValidator(100)]
+    )
+    turn_deadline = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Public facts copied out of the engine state so lists never decode it.
+    awaiting = models.SmallIntegerField(null=True, blank=True)
+    hand_number = models.PositiveIntegerField(default=0)
+    scores = models.JSONField(default=list, blank=True)
+    winner = models.SmallIntegerField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="games_created"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+
+    def __str__(self) -> str:
+        return f"Game {self.pk} ({self.status})"
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in (GameStatus.FINISHED, GameStatus.ABORTED)
+
+
+class Seat(models.Model):
+    """One chair at a table. Driven by an API user now; a ``bot`` FK will join ``user`` later
+    (exactly one of them set once taken), with the bot runner called from the same hook."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    index = models.PositiveSmallIntegerField()
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="seats",
+    )
+    strikes = models.PositiveSmallIntegerField(default=0)
+    forfeited = models.BooleanField(default=False)
+    joined_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("game", "index")
+        constraints = [
+            models.UniqueConstraint(fields=("game", "index"), name="seat_unique_index"),
+            models.UniqueConstraint(
+                fields=("game", "user"),
+                condition=models.Q(user__isnull=False),
+                name="seat_one_per_user",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Game {self.game_id} seat {self.index}"
+
+    @property
+    def is_taken(self) -> bool:
+        return self.user_id is not None
+
+
+class MoveSource(models.TextChoices):
+    PLAYER = "player", "Player"
+    CLOCK = "clock", "Turn clock ran out"
+    SERVER = "server", "Server (forfeited seat)"
+
+
+class MoveRecord(models.Model):
+    """The public move log: moves never carry hidden information (engine guarantee)."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="moves")
+    number = models.PositiveIntegerField()
+    version = models.PositiveIntegerField(help_text="Game version this move produced.")
+    seat = models.PositiveSmallIntegerField()
+    move = models.JSONField()
+    source = models.CharField(max_length=8, choices=MoveSource.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("game", "number")
+        constraints = [
+            models.UniqueConstraint(fields=("game", "number"), name="move_unique_number")
+        ]
+
+    def __str__(self) -> str:
+        return f"Game {self.game_id} move {self.number}"
+
+
+class EventKind(models.TextChoices):
+    JOINED = "joined"
+    LEFT = "left"
+    STARTED = "started"
+    MOVE = "move"
+    STRIKE = "strike"
+    FORFEITED = "forfeited"
+    FINISHED = "finished"
+    ABORTED = "aborted"
+
+
+class GameEvent(models.Model):
+    """Public event log; each event has its own game version, so ``since=N`` is exact."""
+
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="events")
+    version = models.PositiveIntegerField()
+    kind = models.CharField(max_length=16, choices=EventKind.choices)
+    seat = models.PositiveSmallIntegerField(null=True, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("game", "version")
+        constraints = [
+            models.UniqueConstraint(fields=("game", "version"), name="event_unique_version")
+        ]
+
+    def __str__(self) -> str:
+        return f"Game {self.game_id} v{self.version} {self.kind}"
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a request carrying an ``Idempotency-Key``, replayed on retries."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="idempotency_records"
+    )
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64, help_text="sha256 of method, path and body.")
+    status_code = models.PositiveSmallIntegerField()
+    response_body = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=("user", "key"), name="idempotency_unique_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}:{self.key}"

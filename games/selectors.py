@@ -1,0 +1,131 @@
+"""Reads. Whatever reaches a player about a running game comes from here, and is public or
+that player's own: the engine's ``view`` for their seat, the public move and event logs. The
+hidden state (hands, deck, seed) is only read out in ``game_replay``, once the game is over."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Count, Q, QuerySet
+
+from games import clock, services
+from games import uno as engine
+from games.errors import GameNotOver, NotAPlayer
+from games.models import Game, GameEvent, GameStatus, MoveRecord, Seat
+
+EVENTS_PAGE = 500
+LONG_POLL_MAX_SECONDS = 25.0
+LONG_POLL_INTERVAL = 0.25
+
+
+def game_list(
+    *, user: AbstractBaseUser | AnonymousUser, filters: dict[str, Any] | None = None
+) -> QuerySet[Game]:
+    filters = filters or {}
+    qs = Game.objects.select_related("created_by").prefetch_related("seats__user")
+    qs = qs.annotate(open_seat_count=Count("seats", filter=Q(seats__user__isnull=True)))
+    if filters.get("status"):
+        qs = qs.filter(status=filters["status"])
+    if filters.get("mine"):
+        qs = qs.filter(seats__user=user).distinct()
+    if filters.get("open_seats"):
+        qs = qs.filter(status=GameStatus.OPEN, open_seat_count__gt=0)
+    return qs
+
+
+def game_get(*, game_id: int) -> Game:
+    """The game, with an overdue turn clock settled first (lazy enforcement on every read)."""
+    services.turn_clock_enforce(game_id=game_id)
+    return Game.objects.select_related("created_by").prefetch_related("seats__user").get(
+        pk=game_id
+    )
+
+
+def seat_of(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Seat | None:
+    if not user.is_authenticated:
+        return None
+    for seat in game.seats.all():
+        if seat.user_id == user.pk:
+            return seat
+    return None
+
+
+def seat_of_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Seat:
+    seat = seat_of(game=game, user=user)
+    if seat is None:
+        raise NotAPlayer()
+    return seat
+
+
+def game_view(*, game: Game, seat: int) -> dict[str, Any]:
+    """The engine's view for one seat; None-like empty dict before the deal."""
+    if game.state is None:
+        return {}
+    return engine.view(services.load_state(game), seat)
+
+
+def view_etag(*, game: Game, seat: int) -> str:
+    return f'"{game.pk}-{game.version}-{seat}"'
+
+
+def move_list(*, game: Game) -> QuerySet[MoveRecord]:
+    return game.moves.order_by("number")
+
+
+def events_since(*, game_id: int, since: int, limit: int = EVENTS_PAGE) -> list[GameEvent]:
+    return list(
+        GameEvent.objects.filter(game_id=game_id, version__gt=since).order_by("version")[:limit]
+    )
+
+
+def events_wait(*, game_id: int, since: int, wait: float) -> list[GameEvent]:
+    """Events after ``since``; with ``wait`` > 0, hold the request until one happens or the
+    wait ends. Polls the game's version with one cheap query every 0.25 s (works on SQLite
+    and PostgreSQL, under runserver and gunicorn threads), settling an overdue turn clock."""
+    deadline = clock.monotonic() + min(max(wait, 0.0), LONG_POLL_MAX_SECONDS)
+    while True:
+        row = Game.objects.filter(pk=game_id).values_list("version", "status", "turn_deadline")
+        version, status, turn_deadline = row.get()
+        if version > since:
+            return events_since(game_id=game_id, since=since)
+        if status == GameStatus.RUNNING and turn_deadline and turn_deadline <= clock.now():
+            services.turn_clock_enforce(game_id=game_id)
+            continue
+        if clock.monotonic() >= deadline:
+            return []
+        clock.sleep(LONG_POLL_INTERVAL)
+
+
+def game_replay(*, game: Game) -> dict[str, Any]:
+    """Everything about a finished game: seed, every move, the deal of every hand and the
+    final state. Only for games that are over (the caller checks the user is a player)."""
+    if not game.is_over:
+        raise GameNotOver()
+    base = {
+        "game": game.pk,
+        "status": game.status,
+        "end_reason": game.end_reason,
+        "options": game.options,
+        "seed": game.seed,
+        "players": [s.user.get_username() if s.user else None for s in game.seats.all()],
+        "winner": game.winner,
+        "scores": game.scores,
+    }
+    records = list(move_list(game=game))
+    if game.state is None:  # ended before the deal
+        return {**base, "moves": [], "deals": [], "final": None}
+    options = engine.Options.from_json(game.options)
+    state = engine.new_game(options, game.seed)
+    deals = [engine.full_view(state)]
+    for record in records:
+        hand = state.hand_number
+        engine.apply(state, record.seat, engine.Move.from_json(record.move))
+        if state.hand_number != hand:
+            deals.append(engine.full_view(state))
+    moves = [
+        {"number": r.number, "seat": r.seat, "move": r.move, "source": r.source,
+         "created_at": r.created_at.isoformat()}
+        for r in records
+    ]
+    return {**base, "moves": moves, "deals": deals, "final": engine.full_view(state)}

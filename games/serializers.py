@@ -1,0 +1,237 @@
+"""Request and response bodies of the games API. Output serializers name every field they
+show; nothing reads the hidden ``state`` or ``seed`` of a game except the replay."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from games import services
+from games.models import (
+    DEFAULT_MAX_STRIKES,
+    DEFAULT_TURN_SECONDS,
+    EventKind,
+    Game,
+    GameEvent,
+    GameStatus,
+    MoveRecord,
+    MoveSource,
+    Seat,
+)
+from games.uno.cards import CODES, COLORS
+
+MOVE_TYPES = ["play", "draw", "keep", "challenge", "accept", "catch", "uno", "color"]
+
+
+# --- documented shapes of engine JSON (validation itself is the engine's) --------------------
+class OptionsDoc(serializers.Serializer):
+    players = serializers.IntegerField(min_value=2, max_value=10, default=2)
+    stacking = serializers.BooleanField(default=False)
+    seven_o = serializers.BooleanField(default=False)
+    jump_in = serializers.BooleanField(default=False)
+    draw_until_playable = serializers.BooleanField(default=False)
+    deck_2018 = serializers.BooleanField(default=False)
+    start_2022 = serializers.BooleanField(default=False)
+    single_hand = serializers.BooleanField(default=False)
+    target_score = serializers.IntegerField(min_value=1, max_value=1_000_000, default=500)
+
+
+class MoveDoc(serializers.Serializer):
+    type = serializers.ChoiceField(choices=MOVE_TYPES)
+    card = serializers.ChoiceField(choices=list(CODES), required=False, help_text="Card code.")
+    color = serializers.ChoiceField(choices=list(COLORS), required=False)
+    target = serializers.IntegerField(min_value=0, max_value=9, required=False)
+    uno = serializers.BooleanField(required=False, default=False)
+
+
+@extend_schema_field(OptionsDoc)
+class OptionsField(serializers.JSONField):
+    """Rule options; checked by the engine (``Options.from_json``), not by DRF, so the API
+    accepts exactly what the engine accepts."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("must be a JSON object")
+        return data
+
+
+@extend_schema_field(MoveDoc)
+class MoveField(serializers.JSONField):
+    """A move; its shape is checked by the engine (``Move.from_json``) -> 400 malformed_move."""
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "additionalProperties": True,
+        "description": "The engine's view for your seat: your hand, others' card counts, top "
+        "card, colour, direction, turn, awaiting, pending decision, scores, legal moves...",
+    }
+)
+class EngineViewField(serializers.JSONField):
+    pass
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class AnyObjectField(serializers.JSONField):
+    pass
+
+
+# --- games ------------------------------------------------------------------------------------
+class GameCreateInput(serializers.Serializer):
+    seats = serializers.IntegerField(
+        min_value=2, max_value=10, required=False, help_text="Number of seats (2-10); sets "
+        "options.players."
+    )
+    options = OptionsField(required=False, default=dict)
+    turn_seconds = serializers.IntegerField(
+        min_value=1, max_value=86400, default=DEFAULT_TURN_SECONDS,
+        help_text="Per-turn time limit for API players, in seconds.",
+    )
+    max_strikes = serializers.IntegerField(
+        min_value=1, max_value=100, default=DEFAULT_MAX_STRIKES,
+        help_text="Timeouts after which a seat is forfeited.",
+    )
+    join = serializers.BooleanField(default=True, help_text="Take seat 0 yourself.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # Engine validation here too, so a bad option is a 400 naming the field.
+        services.parse_options(attrs.get("options") or {}, seats=attrs.get("seats"))
+        return attrs
+
+
+class SeatOut(serializers.ModelSerializer):
+    player = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Seat
+        fields = ("index", "player", "strikes", "forfeited")
+
+    def get_player(self, seat: Seat) -> str | None:
+        return seat.user.get_username() if seat.user else None
+
+
+class GameOut(serializers.ModelSerializer):
+    seats = SeatOut(many=True, read_only=True)
+    created_by = serializers.CharField(source="created_by.get_username", read_only=True)
+    options = OptionsField(read_only=True)
+    scores = serializers.ListField(child=serializers.IntegerField(), read_only=True)
+    open_seats = serializers.SerializerMethodField()
+    my_seat = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Game
+        fields = (
+            "id", "status", "end_reason", "options", "seats", "open_seats", "my_seat",
+            "version", "move_count", "awaiting", "turn_deadline", "turn_seconds",
+            "max_strikes", "hand_number", "scores", "winner", "created_by", "created_at",
+            "started_at", "finished_at",
+        )
+        read_only_fields = fields
+
+    def get_open_seats(self, game: Game) -> int:
+        return sum(1 for s in game.seats.all() if s.user_id is None)
+
+    def get_my_seat(self, game: Game) -> int | None:
+        request = self.context.get("request")
+        user_id = getattr(getattr(request, "user", None), "pk", None)
+        for seat in game.seats.all():
+            if user_id is not None and seat.user_id == user_id:
+                return seat.index
+        return None
+
+
+class GameFilterInput(serializers.Serializer):
+    status = serializers.ChoiceField(choices=GameStatus.choices, required=False)
+    mine = serializers.BooleanField(required=False, default=False)
+    open_seats = serializers.BooleanField(required=False, default=False)
+
+
+class JoinInput(serializers.Serializer):
+    seat = serializers.IntegerField(
+        min_value=0, max_value=9, required=False, help_text="A specific free seat; default "
+        "the lowest free one."
+    )
+
+
+# --- play -------------------------------------------------------------------------------------
+class ViewOut(serializers.Serializer):
+    game = serializers.IntegerField()
+    version = serializers.IntegerField(help_text="Send this with your next move.")
+    seat = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=GameStatus.choices)
+    turn_deadline = serializers.DateTimeField(allow_null=True)
+    view = EngineViewField()
+
+
+class MoveInput(serializers.Serializer):
+    version = serializers.IntegerField(min_value=0, help_text="The version your decision saw.")
+    move = MoveField()
+
+
+class MoveRecordOut(serializers.ModelSerializer):
+    move = MoveField()
+    source = serializers.ChoiceField(choices=MoveSource.choices)
+
+    class Meta:
+        model = MoveRecord
+        fields = ("number", "version", "seat", "move", "source", "created_at")
+
+
+class MovePlayedOut(ViewOut):
+    played = MoveRecordOut()
+
+
+class EventOut(serializers.ModelSerializer):
+    kind = serializers.ChoiceField(choices=EventKind.choices)
+    data = AnyObjectField(
+        help_text="Public details: move events carry number/move/source; strike events "
+        "strikes/max_strikes; finished events winner/scores/reason."
+    )
+
+    class Meta:
+        model = GameEvent
+        fields = ("version", "kind", "seat", "data", "created_at")
+
+
+class EventsQuery(serializers.Serializer):
+    since = serializers.IntegerField(min_value=0, default=0, help_text="Last version you saw.")
+    wait = serializers.FloatField(
+        min_value=0, max_value=25, default=0,
+        help_text="Seconds to wait for an event before answering empty (long poll, max 25).",
+    )
+
+
+class EventsOut(serializers.Serializer):
+    game = serializers.IntegerField()
+    version = serializers.IntegerField(help_text="The game's version now.")
+    status = serializers.ChoiceField(choices=GameStatus.choices)
+    events = EventOut(many=True)
+    more = serializers.BooleanField(help_text="More events follow: ask again with the last "
+                                    "event's version as `since`.")
+
+
+class ReplayMoveOut(serializers.Serializer):
+    number = serializers.IntegerField()
+    seat = serializers.IntegerField()
+    move = MoveField()
+    source = serializers.ChoiceField(choices=MoveSource.choices)
+    created_at = serializers.DateTimeField()
+
+
+class ReplayOut(serializers.Serializer):
+    game = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=GameStatus.choices)
+    end_reason = serializers.CharField()
+    options = OptionsField()
+    seed = serializers.IntegerField()
+    players = serializers.ListField(child=serializers.CharField(allow_null=True))
+    winner = serializers.IntegerField(allow_null=True)
+    scores = serializers.ListField(child=serializers.IntegerField())
+    moves = ReplayMoveOut(many=True)
+    deals = serializers.ListField(
+        child=AnyObjectField(), help_text="Full state at the start of every hand."
+    )
+    final = AnyObjectField(allow_null=True, help_text="Full final state (every hand, deck).")

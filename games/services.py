@@ -1,0 +1,395 @@
+"""Everything that changes a game. The API, the turn clock (and later the bot runner) all go
+through these functions; each is one transaction, so nothing is ever half-written.
+
+Serialisation: every write locks the game row (``select_for_update``) first, and a move also
+compares the client's version, so two racing requests can never both apply a move.
+
+Every change appends one public ``GameEvent`` and bumps ``Game.version`` by one.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from games import clock
+from games import uno as engine
+from games.errors import (  # noqa: F401 - re-exported for callers
+
+    AlreadySeated,
+    GameFull,
+    GameNotOpen,
+    GameNotRunning,
+    IllegalMoveError,
+    InvalidOptions,
+    MalformedMoveError,
+    NotAPlayer,
+    NotCreator,
+    NotYourTurn,
+    SeatForfeited,
+    SeatsOpen,
+    SeatTaken,
+    StaleVersion,
+)
+from games.models import (
+    DEFAULT_MAX_STRIKES,
+    DEFAULT_TURN_SECONDS,
+    EventKind,
+    Game,
+    GameEvent,
+    GameStatus,
+    MoveRecord,
+    MoveSource,
+    Seat,
+)
+
+# Moves a seat may make while another seat is awaited; the engine decides if they are legal.
+_OUT_OF_TURN_TYPES = frozenset({"catch", "uno"})
+# A forfeited seat is played by the server at once; this bounds one such burst (a full table of
+# forfeits ends the game long before, see ``_check_forfeit_end``).
+_MAX_SERVER_MOVES = 10_000
+# Default moves in one timeout: at most colour, draw, keep.
+_MAX_CLOCK_MOVES = 4
+
+
+# --- helpers ----------------------------------------------------------------------------------
+def _lock(game_id: int) -> Game:
+    return Game.objects.select_for_update().get(pk=game_id)
+
+
+def _event(game: Game, kind: str, *, seat: int | None = None, **data: Any) -> GameEvent:
+    """Append a public event; the caller saves the game (whose version this bumps)."""
+    game.version += 1
+    return GameEvent.objects.create(
+        game=game, version=game.version, kind=kind, seat=seat, data=data
+    )
+
+
+def load_state(game: Game) -> engine.GameState:
+    return engine.GameState.from_json(game.state)
+
+
+def _sync_public(game: Game, state: engine.GameState) -> None:
+    """Copy the public facts lists show out of the engine state."""
+    game.state = state.to_json()
+    game.awaiting = state.awaiting
+    game.hand_number = state.hand_number
+    game.scores = state.scores
+    game.winner = state.winner
+
+
+def _finish(game: Game, *, reason: str, status: str = GameStatus.FINISHED) -> None:
+    game.status = status
+    game.end_reason = reason
+    game.finished_at = clock.now()
+    game.turn_deadline = None
+    game.awaiting = None
+    kind = EventKind.FINISHED if status == GameStatus.FINISHED else EventKind.ABORTED
+    _event(game, kind, reason=reason, winner=game.winner, scores=game.scores)
+
+
+# --- tables -----------------------------------------------------------------------------------
+def parse_options(options: Mapping[str, object], *, seats: int | None = None) -> engine.Options:
+    """Engine-validated options; ``seats`` (if given) sets ``players``."""
+    data = dict(options)
+    if seats is not None:
+        if "players" in data and data["players"] != seats:
+            raise InvalidOptions("players", f"must equal seats ({seats}) when both are given")
+        data["players"] = seats
+    try:
+        return engine.Options.from_json(data)
+    except engine.OptionsError as exc:
+        raise InvalidOptions(exc.field, exc.reason) from None
+
+
+@transaction.atomic
+def game_create(
+    *,
+    user: AbstractBaseUser,
+    options: Mapping[str, object],
+    seats: int | None = None,
+    turn_seconds: int = DEFAULT_TURN_SECONDS,
+    max_strikes: int = DEFAULT_MAX_STRIKES,
+    join: bool = True,
+) -> Game:
+    parsed = parse_options(options, seats=seats)
+    game = Game.objects.create(
+        options=parsed.to_json(),
+        # 63 bits: fits a signed bigint column; the engine takes any int.
+        seed=secrets.randbits(63),
+        turn_seconds=turn_seconds,
+        max_strikes=max_strikes,
+        created_by=user,
+    )
+    Seat.objects.bulk_create(Seat(game=game, index=i) for i in range(parsed.players))
+    if join:
+        _seat_take(game, user, None)
+        game.save()
+    return game
+
+
+def _seat_take(game: Game, user: AbstractBaseUser, index: int | None) -> Seat:
+    if game.seats.filter(user=user).exists():
+        raise AlreadySeated()
+    free = game.seats.filter(user__isnull=True)
+    if index is not None:
+        seat = game.seats.filter(index=index).first()
+        if seat is None:
+            raise SeatTaken(f"There is no seat {index} in this game.", code="no_such_seat")
+        if seat.is_taken:
+            raise SeatTaken()
+    else:
+        seat = free.order_by("index").first()
+        if seat is None:
+            raise GameFull()
+    seat.user = user
+    seat.joined_at = clock.now()
+    seat.save(update_fields=["user", "joined_at"])
+    _event(game, EventKind.JOINED, seat=seat.index, player=user.get_username())
+    return seat
+
+
+@transaction.atomic
+def seat_join(*, game_id: int, user: AbstractBaseUser, index: int | None = None) -> Seat:
+    game = _lock(game_id)
+    if game.status != GameStatus.OPEN:
+        raise GameNotOpen()
+    seat = _seat_take(game, user, index)
+    game.save()
+    return seat
+
+
+@transaction.atomic
+def seat_leave(*, game_id: int, user: AbstractBaseUser) -> Game:
+    """Give up a seat before the start. When the last player leaves, the table is aborted."""
+    game = _lock(game_id)
+    if game.status != GameStatus.OPEN:
+        raise GameNotOpen("You can only leave before the game starts.")
+    seat = game.seats.filter(user=user).first()
+    if seat is None:
+        raise NotAPlayer()
+    seat.user = None
+    seat.joined_at = None
+    seat.save(update_fields=["user", "joined_at"])
+    _event(game, EventKind.LEFT, seat=seat.index, player=user.get_username())
+    if not game.seats.filter(user__isnull=False).exists():
+        _finish(game, reason="abandoned", status=GameStatus.ABORTED)
+    game.save()
+    return game
+
+
+@transaction.atomic
+def game_start(*, game_id: int, user: AbstractBaseUser) -> Game:
+    """Deal. Only the creator may start, and only with every seat taken: a table's size is
+    fixed at creation (the engine deals for ``players`` seats)."""
+    game = _lock(game_id)
+    if game.created_by_id != user.pk:
+        raise NotCreator()
+    if game.status != GameStatus.OPEN:
+        raise GameNotOpen()
+    if game.seats.filter(user__isnull=True).exists():
+        raise SeatsOpen()
+    state = engine.new_game(engine.Options.from_json(game.options), game.seed)
+    _sync_public(game, state)
+    game.status = GameStatus.RUNNING
+    game.started_at = clock.now()
+    _event(game, EventKind.STARTED, players=_players(game))
+    _after_move(game, state, previous_awaiting=None, mover=None)
+    game.save()
+    return game
+
+
+def _players(game: Game) -> list[str | None]:
+    return [s.user.get_username() if s.user else None for s in game.seats.select_related("user")]
+
+
+# --- moves ------------------------------------------------------------------------------------
+def parse_move(data: object) -> engine.Move:
+    try:
+        return engine.Move.from_json(data)
+    except engine.MalformedMove as exc:
+        raise MalformedMoveError(exc.reason) from None
+
+
+def move_play(
+    *,
+    game_id: int,
+    seat: int,
+    move: engine.Move | Mapping[str, object],
+    expected_version: int | None,
+    source: str = MoveSource.PLAYER,
+) -> MoveRecord:
+    """Play ``move`` for ``seat``: the one entry point for API players, the clock and bots.
+
+    ``expected_version`` is the version the caller decided on; None skips the check (server
+    moves made under the lock). Raises StaleVersion, NotYourTurn, IllegalMoveError, ...
+    """
+    parsed = move if isinstance(move, engine.Move) else parse_move(move)
+    # An overdue clock is settled first, in its own transaction, so its move stands even when
+    # this request then fails as stale.
+    turn_clock_enforce(game_id=game_id)
+    return _move_play_locked(
+        game_id=game_id, seat=seat, move=parsed, expected_version=expected_version, source=source
+    )
+
+
+@transaction.atomic
+def _move_play_locked(
+    *, game_id: int, seat: int, move: engine.Move, expected_version: int | None, source: str
+) -> MoveRecord:
+    game = _lock(game_id)
+    if game.status != GameStatus.RUNNING:
+        raise GameNotRunning()
+    if expected_version is not None and expected_version != game.version:
+        raise StaleVersion(game.version)
+    seat_row = game.seats.filter(index=seat).first()
+    if seat_row is None:
+        raise NotAPlayer()
+    if source == MoveSource.PLAYER and seat_row.forfeited:
+        raise SeatForfeited()
+    state = load_state(game)
+    if seat != state.awaiting and not _may_move_out_of_turn(state, seat, move):
+        raise NotYourTurn(f"It is not your turn (waiting for seat {state.awaiting}).")
+    return _apply(game, state, seat, move, source)
+
+
+def _may_move_out_of_turn(state: engine.GameState, seat: int, move: engine.Move) -> bool:
+    """Catch, late Uno and (with the option) jump-in are made by seats not awaited."""
+    if move.type in _OUT_OF_TURN_TYPES:
+        return True
+    return move.type == "play" and state.options.jump_in
+
+
+def _apply(
+    game: Game, state: engine.GameState, seat: int, move: engine.Move, source: str
+) -> MoveRecord:
+    previous_awaiting = state.awaiting
+    record = _apply_and_record(game, state, seat, move, source)
+    _after_move(game, state, previous_awaiting=previous_awaiting, mover=seat)
+    game.save()
+    return record
+
+
+def _apply_and_record(
+    game: Game, state: engine.GameState, seat: int, move: engine.Move, source: str
+) -> MoveRecord:
+    try:
+        engine.apply(state, seat, move)
+    except engine.IllegalMove as exc:
+        raise IllegalMoveError(exc.reason) from None
+    _sync_public(game, state)
+    game.move_count += 1
+    _event(game, EventKind.MOVE, seat=seat, number=game.move_count, move=move.to_json(),
+           source=source)
+    return MoveRecord.objects.create(
+        game=game, number=game.move_count, version=game.version, seat=seat,
+        move=move.to_json(), source=source,
+    )
+
+
+def _after_move(
+    game: Game, state: engine.GameState, *, previous_awaiting: int | None, mover: int | None
+) -> None:
+    """The one hook after the game changed: finish it, play forfeited seats, and arm whatever
+    the awaited seat needs (the turn clock now; a bot call once bots exist)."""
+    forfeited = set(game.seats.filter(forfeited=True).values_list("index", flat=True))
+    for _ in range(_MAX_SERVER_MOVES):
+        if state.finished or state.awaiting not in forfeited:
+            break
+        # A forfeited seat is played by the server at once, so the others never wait for it.
+        seat = state.awaiting
+        _apply_and_record(game, state, seat, engine.default_move(state, seat), MoveSource.SERVER)
+        mover = seat
+    if state.finished:
+        _finish(game, reason="match")
+        return
+    # A new turn gets a fresh clock; an out-of-turn move (catch, late Uno) does not reset it.
+    if state.awaiting != previous_awaiting or mover == previous_awaiting:
+        _arm_turn_clock(game)
+
+
+def _arm_turn_clock(game: Game) -> None:
+    game.turn_deadline = clock.now() + timedelta(seconds=game.turn_seconds)
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # Eager "scheduling" would run the check now, before the deadline: a no-op. The lazy
+        # enforcement on every read and write covers the embedded default.
+        return
+    game_id, version, countdown = game.pk, game.version, game.turn_seconds + 0.5
+
+    def schedule() -> None:
+        from games.tasks import turn_clock_check
+
+        turn_clock_check.apply_async((game_id, version), countdown=countdown)
+
+    transaction.on_commit(schedule)
+
+
+# --- turn clock -------------------------------------------------------------------------------
+def turn_clock_overdue(game: Game) -> bool:
+    return (
+        game.status == GameStatus.RUNNING
+        and game.turn_deadline is not None
+        and game.turn_deadline <= clock.now()
+    )
+
+
+def turn_clock_enforce(*, game_id: int) -> bool:
+    """If the awaited seat's time ran out, play its default move (source ``clock``) and give
+    it a strike; at ``max_strikes`` the seat is forfeited. Returns whether a move was made.
+
+    Called lazily on every read and write of a game and by a Celery task at the deadline; the
+    first to get the lock does the work, the others see a fresh deadline and do nothing.
+    """
+    deadline = Game.objects.filter(pk=game_id).values_list("status", "turn_deadline").first()
+    if deadline is None or deadline[0] != GameStatus.RUNNING or deadline[1] is None:
+        return False
+    if deadline[1] > clock.now():
+        return False
+    return _turn_clock_enforce_locked(game_id)
+
+
+@transaction.atomic
+def _turn_clock_enforce_locked(game_id: int) -> bool:
+    game = _lock(game_id)
+    if not turn_clock_overdue(game):
+        return False
+    state = load_state(game)
+    seat_index = state.awaiting
+    assert seat_index is not None  # a running game always awaits someone
+    # Play default moves until the turn passes ("draw, then keep"): one timeout, one strike.
+    for _ in range(_MAX_CLOCK_MOVES):
+        move = engine.default_move(state, seat_index)
+        _apply_and_record(game, state, seat_index, move, MoveSource.CLOCK)
+        if state.finished or state.awaiting != seat_index:
+            break
+    if not state.finished:
+        seat = game.seats.get(index=seat_index)
+        seat.strikes += 1
+        seat.save(update_fields=["strikes"])
+        _event(game, EventKind.STRIKE, seat=seat_index, strikes=seat.strikes,
+               max_strikes=game.max_strikes)
+        if seat.strikes >= game.max_strikes:
+            _forfeit(game, seat)
+    if not game.is_over:
+        _after_move(game, state, previous_awaiting=seat_index, mover=seat_index)
+    game.save()
+    return True
+
+
+def _forfeit(game: Game, seat: Seat) -> None:
+    """Forfeit: the seat stays in the game, played by the server at once from now on (see
+    ``_after_move``). With fewer than two seats left in play the game ends: the last one
+    standing wins."""
+    seat.forfeited = True
+    seat.save(update_fields=["forfeited"])
+    _event(game, EventKind.FORFEITED, seat=seat.index)
+    active = list(game.seats.filter(forfeited=False).values_list("index", flat=True))
+    if len(active) < 2:
+        game.winner = active[0] if active else None
+        _finish(game, reason="forfeit")

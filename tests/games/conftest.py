@@ -1,0 +1,103 @@
+"""API clients for the personas, authenticated with real knox tokens, and a tiny bot."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from rest_framework.test import APIClient
+
+from arena.accounts.services import token_create
+
+
+@pytest.fixture(autouse=True)
+def _fast_and_fresh(settings: Any) -> None:
+    # Throttle counters live in the cache; each test starts from zero. Personas' passwords
+    # need no real key stretching here.
+    cache.clear()
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def client_for(user: Any, scheme: str = "Token") -> APIClient:
+    client = APIClient()
+    _, key = token_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"{scheme} {key}")
+    return client
+
+
+@pytest.fixture
+def alice_api(alice: Any) -> APIClient:
+    return client_for(alice)
+
+
+@pytest.fixture
+def bob_api(bob: Any) -> APIClient:
+    return client_for(bob, "Bearer")
+
+
+@pytest.fixture
+def charlie_api(charlie: Any) -> APIClient:
+    return client_for(charlie)
+
+
+def create_game(client: APIClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/api/games/", body, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+@pytest.fixture
+def running_game(alice_api: APIClient, bob_api: APIClient) -> dict[str, Any]:
+    """A started two-seat single-hand game: alice seat 0, bob seat 1."""
+    game = create_game(alice_api, seats=2, options={"single_hand": True})
+    assert bob_api.post(f"/api/games/{game['id']}/join/").status_code == 200
+    started = alice_api.post(f"/api/games/{game['id']}/start/")
+    assert started.status_code == 200, started.content
+    return started.json()
+
+
+def play_to_the_end(
+    clients: list[APIClient], game_id: int, *, seed: int = 0, max_moves: int = 5000
+) -> list[Any]:
+    """Random legal moves by whoever is awaited, through HTTP, until the game is over.
+    Returns every response seen (for the hidden-information checks)."""
+    rng = random.Random(seed)
+    seen: list[Any] = []
+    first = clients[0].get(f"/api/games/{game_id}/view/")
+    seen.append(first)
+    awaiting = first.json()["view"]["awaiting"]
+    for _ in range(max_moves):
+        mine = clients[awaiting].get(f"/api/games/{game_id}/view/")
+        seen.append(mine)
+        body = mine.json()
+        if body["status"] != "running":
+            return seen
+        move = choose(rng, body["view"]["legal_moves"])
+        response = clients[awaiting].post(
+            f"/api/games/{game_id}/moves/", {"version": body["version"], "move": move},
+            format="json",
+        )
+        seen.append(response)
+        assert response.status_code == 201, response.content
+        after = response.json()
+        if after["status"] != "running":
+            return seen
+        awaiting = after["view"]["awaiting"]
+    raise AssertionError("the game did not end")
+
+
+def choose(rng: random.Random, legal: list[dict[str, Any]]) -> dict[str, Any]:
+    """A greedy random bot: plays a card (calling Uno) when it can, so games stay short."""
+    plays = [m for m in legal if m["type"] == "play"]
+    unos = [m for m in plays if m.get("uno")]
+    if unos:
+        return rng.choice(unos)
+    if plays:
+        return rng.choice(plays)
+    for kind in ("color", "accept", "draw", "keep"):
+        options = [m for m in legal if m["type"] == kind]
+        if options:
+            return rng.choice(options)
+    return rng.choice(legal)

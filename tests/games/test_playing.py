@@ -1,0 +1,233 @@
+"""Playing over HTTP: views, moves and the version protocol, to the final score."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from games import services
+from games.models import Game, MoveRecord
+from tests.games.conftest import create_game, play_to_the_end
+
+pytestmark = pytest.mark.django_db
+
+
+def _view(client: APIClient, game_id: int) -> dict[str, Any]:
+    response = client.get(f"/api/games/{game_id}/view/")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def _post(client: APIClient, game_id: int, version: int, move: Any, **headers: str) -> Any:
+    return client.post(
+        f"/api/games/{game_id}/moves/", {"version": version, "move": move}, format="json",
+        headers=headers,
+    )
+
+
+def test_two_api_clients_play_a_single_hand_to_the_final_score(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    play_to_the_end([alice_api, bob_api], running_game["id"], seed=1)
+    game = alice_api.get(f"/api/games/{running_game['id']}/").json()
+    assert game["status"] == "finished"
+    assert game["end_reason"] == "match"
+    assert game["winner"] in (0, 1)
+    assert game["scores"][game["winner"]] > 0
+    assert game["move_count"] == MoveRecord.objects.filter(game_id=game["id"]).count()
+
+
+def test_two_api_clients_play_a_whole_match_to_a_low_target(
+    alice_api: APIClient, bob_api: APIClient
+) -> None:
+    game = create_game(alice_api, seats=2, options={"target_score": 60})
+    bob_api.post(f"/api/games/{game['id']}/join/")
+    alice_api.post(f"/api/games/{game['id']}/start/")
+    play_to_the_end([alice_api, bob_api], game["id"], seed=2)
+    final = alice_api.get(f"/api/games/{game['id']}/").json()
+    assert final["status"] == "finished"
+    assert max(final["scores"]) >= 60
+
+
+def test_the_view_shows_my_hand_and_the_version(
+    running_game: dict[str, Any], alice_api: APIClient
+) -> None:
+    body = _view(alice_api, running_game["id"])
+    assert body["seat"] == 0
+    assert body["version"] == running_game["version"]
+    assert len(body["view"]["hand"]) == 7
+    assert body["view"]["hand_counts"][1] == 7
+
+
+def test_a_move_returns_my_new_view_and_the_record(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    clients = [alice_api, bob_api]
+    seat = _view(alice_api, gid)["view"]["awaiting"]
+    body = _view(clients[seat], gid)
+    response = _post(clients[seat], gid, body["version"], body["view"]["legal_moves"][0])
+    assert response.status_code == 201, response.content
+    out = response.json()
+    assert out["version"] > body["version"]
+    assert out["played"]["number"] == 1
+    assert out["played"]["source"] == "player"
+
+
+def test_it_rejects_a_stale_version_with_the_current_one(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    clients = [alice_api, bob_api]
+    seat = _view(alice_api, gid)["view"]["awaiting"]
+    body = _view(clients[seat], gid)
+    response = _post(clients[seat], gid, body["version"] - 1, body["view"]["legal_moves"][0])
+    assert response.status_code == 409
+    assert response.json() == {
+        "code": "stale_version",
+        "detail": response.json()["detail"],
+        "version": body["version"],
+    }
+
+
+def test_it_rejects_a_move_out_of_turn(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    clients = [alice_api, bob_api]
+    seat = _view(alice_api, gid)["view"]["awaiting"]
+    other = clients[1 - seat]
+    body = _view(other, gid)
+    response = _post(other, gid, body["version"], {"type": "draw"})
+    assert response.status_code == 409
+    assert response.json()["code"] == "not_your_turn"
+
+
+def test_it_rejects_an_illegal_move_with_the_reason(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    clients = [alice_api, bob_api]
+    seat = _view(alice_api, gid)["view"]["awaiting"]
+    body = _view(clients[seat], gid)
+    response = _post(clients[seat], gid, body["version"], {"type": "keep"})
+    assert response.status_code == 422
+    assert response.json()["code"] == "illegal_move"
+    assert response.json()["detail"]
+    assert Game.objects.get(pk=gid).version == body["version"]  # nothing applied
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"version": 0, "move": {"type": "fly"}},
+        {"version": 0, "move": {"type": "play", "card": "R99"}},
+        {"version": 0, "move": "draw"},
+        {"version": 0, "move": {"type": "draw", "extra": 1}},
+        {"version": 0},
+        {"version": "x", "move": {"type": "draw"}},
+        {"move": {"type": "draw"}},
+        [],
+    ],
+)
+def test_it_rejects_a_malformed_move_with_400(
+    running_game: dict[str, Any], alice_api: APIClient, payload: Any
+) -> None:
+    gid = running_game["id"]
+    if isinstance(payload, dict) and payload.get("version") == 0:
+        payload["version"] = running_game["version"]
+    response = alice_api.post(f"/api/games/{gid}/moves/", payload, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] in {"invalid", "malformed_move"}
+
+
+def test_the_view_answers_304_to_a_matching_etag(
+    running_game: dict[str, Any], alice_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    first = alice_api.get(f"/api/games/{gid}/view/")
+    etag = first["ETag"]
+    assert etag == f'"{gid}-{running_game["version"]}-0"'
+    again = alice_api.get(f"/api/games/{gid}/view/", headers={"If-None-Match": etag})
+    assert again.status_code == 304
+    assert again.content == b""
+
+
+def test_the_etag_changes_after_a_move(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    etag = alice_api.get(f"/api/games/{gid}/view/")["ETag"]
+    clients = [alice_api, bob_api]
+    seat = _view(alice_api, gid)["view"]["awaiting"]
+    body = _view(clients[seat], gid)
+    _post(clients[seat], gid, body["version"], body["view"]["legal_moves"][0])
+    after = alice_api.get(f"/api/games/{gid}/view/", headers={"If-None-Match": etag})
+    assert after.status_code == 200
+
+
+def test_a_retried_move_with_the_same_idempotency_key_is_played_once(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    clients = [alice_api, bob_api]
+    seat = _view(alice_api, gid)["view"]["awaiting"]
+    body = _view(clients[seat], gid)
+    move = body["view"]["legal_moves"][0]
+    first = _post(clients[seat], gid, body["version"], move, **{"Idempotency-Key": "k-1"})
+    second = _post(clients[seat], gid, body["version"], move, **{"Idempotency-Key": "k-1"})
+    assert first.status_code == second.status_code == 201
+    assert first.json() == second.json()
+    assert second["Idempotent-Replayed"] == "true"
+    assert MoveRecord.objects.filter(game_id=gid).count() == 1
+
+
+def test_an_idempotency_key_reused_for_another_request_is_refused(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    clients = [alice_api, bob_api]
+    seat = _view(alice_api, gid)["view"]["awaiting"]
+    body = _view(clients[seat], gid)
+    _post(clients[seat], gid, body["version"], body["view"]["legal_moves"][0],
+          **{"Idempotency-Key": "k-2"})
+    again = _post(clients[seat], gid, body["version"] + 5, {"type": "draw"},
+                  **{"Idempotency-Key": "k-2"})
+    assert again.status_code == 422
+    assert again.json()["code"] == "idempotency_key_reused"
+
+
+def test_the_move_log_is_public_and_numbered(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient,
+    charlie_api: APIClient,
+) -> None:
+    gid = running_game["id"]
+    clients = [alice_api, bob_api]
+    for _ in range(3):
+        seat = _view(alice_api, gid)["view"]["awaiting"]
+        body = _view(clients[seat], gid)
+        _post(clients[seat], gid, body["version"], body["view"]["legal_moves"][-1])
+    log = charlie_api.get(f"/api/games/{gid}/moves/").json()
+    assert [m["number"] for m in log["results"]] == [1, 2, 3]
+
+
+def test_moves_on_a_game_that_is_not_running_are_refused(
+    alice_api: APIClient, bob_api: APIClient
+) -> None:
+    game = create_game(alice_api, seats=2)
+    response = _post(alice_api, game["id"], game["version"], {"type": "draw"})
+    assert response.status_code == 409
+    assert response.json()["code"] == "game_not_running"
+
+
+def test_the_service_refuses_a_move_for_a_seat_that_is_not_awaited(
+    running_game: dict[str, Any],
+) -> None:
+    game = Game.objects.get(pk=running_game["id"])
+    idle = 1 - game.awaiting
+    with pytest.raises(services.NotYourTurn):
+        services.move_play(
+            game_id=game.pk, seat=idle, move={"type": "draw"}, expected_version=game.version
+        )
