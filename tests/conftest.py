@@ -9,12 +9,13 @@ from __future__ import annotations
 import os
 
 import pytest
-from django.conf import settings
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from django.conf import settings  # imported late: the engine tests run without Django
+
     if IN_CI:
         checks = {
             "DATABASE_URL (PostgreSQL)": (settings.DATABASE_URL or "").startswith("postgres"),
@@ -29,6 +30,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip service-bound tests on the embedded default; never skip them in CI."""
+    from django.conf import settings
+
     on_postgres = (settings.DATABASE_URL or "").startswith("postgres")
     on_redis = (settings.CELERY_BROKER_URL or "").startswith("redis")
     for item in items:

@@ -1,0 +1,194 @@
+"""The mutable game state and its exact JSON round-trip.
+
+The state is deliberately a bag of small ints and int lists (see ``cards``) mutated in place by
+the engine; it is not meant to be edited by callers. Hidden information (hands, deck order,
+seed, RNG) lives here; ``view`` decides what a seat may see.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Final
+
+from .cards import CODE_TO_CARD, CODES, NO_COLOR
+from .errors import UnoError
+from .moves import Move
+from .options import Options
+
+# Phases: which mandatory decision the game waits for from ``turn``.
+PLAY: Final = 0  # normal turn: play a card or draw
+DRAWN: Final = 1  # play the card just drawn, or keep it
+CHOOSE_COLOR: Final = 2  # first discard was a Wild: the first player declares the colour
+CHALLENGE: Final = 3  # a Wild Draw Four was played on ``turn``: challenge or accept (or stack)
+STACK: Final = 4  # stacking: a Draw Two penalty is pending on ``turn``: stack or accept
+OVER: Final = 5  # the match is finished
+PHASE_NAMES: Final = ("play", "drawn", "color", "challenge", "stack", "over")
+
+
+class GameState:
+    """Complete state of a match. Use the engine functions to change it."""
+
+    __slots__ = (
+        "_hand_number",
+        "_move_count",
+        "_options",
+        "_scores",
+        "_seed",
+        "_winner",
+        "cache_moves",
+        "cache_seat",
+        "cache_ver",
+        "color",
+        "dealer",
+        "deck",
+        "direction",
+        "discard",
+        "drawn",
+        "hand_moves",
+        "hands",
+        "last_hand",
+        "n",
+        "penalty",
+        "phase",
+        "rng",
+        "turn",
+        "uno_seat",
+        "w4_illegal",
+        "w4_player",
+    )
+
+    def __init__(self, options: Options, seed: int) -> None:
+        self._options = options
+        self._seed = seed
+        self.rng = random.Random(seed)
+        self.n = options.players
+        self.hands: list[list[int]] = [[] for _ in range(options.players)]
+        self.deck: list[int] = []  # the next card drawn is deck[-1]
+        self.discard: list[int] = []  # the top card is discard[-1]
+        self.color = NO_COLOR
+        self.direction = 1  # 1 clockwise (to the left, seat + 1), -1 counterclockwise
+        self.turn = 0
+        self.dealer = 0
+        self.phase = PLAY
+        self.penalty = 0  # cards the seat in CHALLENGE/STACK phase would draw on "accept"
+        self.w4_player = -1  # who played the Wild Draw Four now open to challenge
+        self.w4_illegal = False  # did that player hold a card of the previous colour?
+        self.drawn = -1  # the card drawn this turn, in the DRAWN phase
+        self.uno_seat = -1  # seat that may be caught for not calling Uno, -1 when none
+        self._scores = [0] * options.players
+        self._hand_number = 1
+        self._move_count = 0
+        self.hand_moves = 0
+        self._winner: int | None = None
+        self.last_hand: dict[str, Any] | None = None
+        self.cache_ver = -1  # legal-move cache: valid for (move_count, seat)
+        self.cache_seat = -1
+        self.cache_moves: list[Move] = []
+
+    # --- public read-only properties -------------------------------------------------------
+    @property
+    def options(self) -> Options:
+        return self._options
+
+    @property
+    def seed(self) -> int:
+        return self._seed
+
+    @property
+    def awaiting(self) -> int | None:
+        """Seat whose mandatory decision the game waits for; None once the match is over."""
+        return None if self.phase == OVER else self.turn
+
+    @property
+    def finished(self) -> bool:
+        return self.phase == OVER
+
+    @property
+    def winner(self) -> int | None:
+        return self._winner
+
+    @property
+    def scores(self) -> list[int]:
+        return list(self._scores)
+
+    @property
+    def hand_number(self) -> int:
+        return self._hand_number
+
+    @property
+    def move_count(self) -> int:
+        return self._move_count
+
+    # --- copying and serialisation -----------------------------------------------------------
+    def copy(self) -> GameState:
+        new = GameState.__new__(GameState)
+        for name in GameState.__slots__:
+            setattr(new, name, getattr(self, name))
+        new.rng = random.Random()
+        new.rng.setstate(self.rng.getstate())
+        new.hands = [list(h) for h in self.hands]
+        new.deck = list(self.deck)
+        new.discard = list(self.discard)
+        new._scores = list(self._scores)
+        new.last_hand = None if self.last_hand is None else dict(self.last_hand)
+        new.cache_ver = -1
+        new.cache_moves = []
+        return new
+
+    def to_json(self) -> dict[str, Any]:
+        version, internal, gauss = self.rng.getstate()
+        return {
+            "options": self._options.to_json(),
+            "seed": self._seed,
+            "rng": [version, list(internal), gauss],
+            "hands": [[CODES[c] for c in h] for h in self.hands],
+            "deck": [CODES[c] for c in self.deck],
+            "discard": [CODES[c] for c in self.discard],
+            "color": self.color,
+            "direction": self.direction,
+            "turn": self.turn,
+            "dealer": self.dealer,
+            "phase": PHASE_NAMES[self.phase],
+            "penalty": self.penalty,
+            "w4_player": self.w4_player,
+            "w4_illegal": self.w4_illegal,
+            "drawn": CODES[self.drawn] if self.drawn >= 0 else None,
+            "uno_seat": self.uno_seat,
+            "scores": list(self._scores),
+            "hand_number": self._hand_number,
+            "move_count": self._move_count,
+            "hand_moves": self.hand_moves,
+            "winner": self._winner,
+            "last_hand": self.last_hand,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GameState:
+        try:
+            state = cls(Options.from_json(data["options"]), int(data["seed"]))
+            version, internal, gauss = data["rng"]
+            state.rng.setstate((version, tuple(internal), gauss))
+            state.hands = [[CODE_TO_CARD[c] for c in h] for h in data["hands"]]
+            state.deck = [CODE_TO_CARD[c] for c in data["deck"]]
+            state.discard = [CODE_TO_CARD[c] for c in data["discard"]]
+            state.color = int(data["color"])
+            state.direction = int(data["direction"])
+            state.turn = int(data["turn"])
+            state.dealer = int(data["dealer"])
+            state.phase = PHASE_NAMES.index(data["phase"])
+            state.penalty = int(data["penalty"])
+            state.w4_player = int(data["w4_player"])
+            state.w4_illegal = bool(data["w4_illegal"])
+            state.drawn = -1 if data["drawn"] is None else CODE_TO_CARD[data["drawn"]]
+            state.uno_seat = int(data["uno_seat"])
+            state._scores = [int(s) for s in data["scores"]]
+            state._hand_number = int(data["hand_number"])
+            state._move_count = int(data["move_count"])
+            state.hand_moves = int(data["hand_moves"])
+            state._winner = None if data["winner"] is None else int(data["winner"])
+            state.last_hand = data["last_hand"]
+        except UnoError:
+            raise
+        except (KeyError, ValueError, TypeError) as exc:
+            raise UnoError(f"corrupt game state: {exc!r}") from exc
+        return state
