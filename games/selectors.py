@@ -24,7 +24,9 @@ def game_list(
 ) -> QuerySet[Game]:
     filters = filters or {}
     qs = Game.objects.select_related("created_by").prefetch_related("seats__user")
-    qs = qs.annotate(open_seat_count=Count("seats", filter=Q(seats__user__isnull=True)))
+    qs = qs.annotate(
+        open_seat_count=Count("seats", filter=Q(seats__user__isnull=True))
+    ).order_by("-created_at", "-id")
     if filters.get("status"):
         qs = qs.filter(status=filters["status"])
     if filters.get("mine"):

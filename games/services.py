@@ -20,8 +20,7 @@ from django.db import transaction
 
 from games import clock
 from games import uno as engine
-from games.errors import (  # noqa: F401 - re-exported for callers
-
+from games.errors import (
     AlreadySeated,
     GameFull,
     GameNotOpen,
@@ -169,11 +168,11 @@ def seat_join(*, game_id: int, user: AbstractBaseUser, index: int | None = None)
 def seat_leave(*, game_id: int, user: AbstractBaseUser) -> Game:
     """Give up a seat before the start. When the last player leaves, the table is aborted."""
     game = _lock(game_id)
-    if game.status != GameStatus.OPEN:
-        raise GameNotOpen("You can only leave before the game starts.")
     seat = game.seats.filter(user=user).first()
     if seat is None:
         raise NotAPlayer()
+    if game.status != GameStatus.OPEN:
+        raise GameNotOpen("You can only leave before the game starts.")
     seat.user = None
     seat.joined_at = None
     seat.save(update_fields=["user", "joined_at"])

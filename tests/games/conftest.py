@@ -101,3 +101,39 @@ def choose(rng: random.Random, legal: list[dict[str, Any]]) -> dict[str, Any]:
         if options:
             return rng.choice(options)
     return rng.choice(legal)
+
+
+class FakeClock:
+    """Wall clock and monotonic clock that only move when told (or when the code sleeps)."""
+
+    def __init__(self) -> None:
+        from django.utils import timezone
+
+        self.wall = timezone.now()
+        self.mono = 1000.0
+
+    def now(self) -> Any:
+        return self.wall
+
+    def monotonic(self) -> float:
+        return self.mono
+
+    def sleep(self, seconds: float) -> None:
+        self.advance(seconds)
+
+    def advance(self, seconds: float) -> None:
+        from datetime import timedelta
+
+        self.wall += timedelta(seconds=seconds)
+        self.mono += seconds
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    from games import clock
+
+    fake = FakeClock()
+    monkeypatch.setattr(clock, "now", fake.now)
+    monkeypatch.setattr(clock, "monotonic", fake.monotonic)
+    monkeypatch.setattr(clock, "sleep", fake.sleep)
+    return fake

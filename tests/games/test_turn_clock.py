@@ -1,0 +1,149 @@
+"""The turn clock: a client that never comes back does not freeze the table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from games import services, tasks
+from games.models import Game, GameEvent, MoveRecord, Seat
+from tests.games.conftest import FakeClock, create_game
+
+pytestmark = pytest.mark.django_db
+
+
+def _start(owner: APIClient, others: list[APIClient], **body: Any) -> dict[str, Any]:
+    game = create_game(owner, **body)
+    for other in others:
+        assert other.post(f"/api/games/{game['id']}/join/").status_code == 200
+    started = owner.post(f"/api/games/{game['id']}/start/")
+    assert started.status_code == 200, started.content
+    return started.json()
+
+
+def test_nothing_happens_before_the_deadline(
+    fake_clock: FakeClock, alice_api: APIClient, bob_api: APIClient
+) -> None:
+    game = _start(alice_api, [bob_api], seats=2, turn_seconds=60)
+    fake_clock.advance(59)
+    assert alice_api.get(f"/api/games/{game['id']}/").json()["version"] == game["version"]
+    assert not MoveRecord.objects.exists()
+
+
+def test_when_the_clock_runs_out_the_server_draws_for_the_seat_and_records_a_strike(
+    fake_clock: FakeClock, alice_api: APIClient, bob_api: APIClient
+) -> None:
+    game = _start(alice_api, [bob_api], seats=2, turn_seconds=60)
+    late = Game.objects.get(pk=game["id"]).awaiting
+    fake_clock.advance(61)
+    after = alice_api.get(f"/api/games/{game['id']}/").json()
+    moves = list(MoveRecord.objects.filter(game_id=game["id"]))
+    assert moves and all(m.source == "clock" and m.seat == late for m in moves)
+    assert moves[0].move in ({"type": "draw"}, {"type": "color", "color": moves[0].move.get(
+        "color")}, {"type": "accept"})
+    assert after["seats"][late]["strikes"] == 1
+    assert after["awaiting"] != late or after["status"] != "running"
+    strike = GameEvent.objects.get(game_id=game["id"], kind="strike")
+    assert strike.seat == late and strike.data == {"strikes": 1, "max_strikes": 3}
+
+
+def test_a_stale_client_learns_of_the_clock_move_by_a_409(
+    fake_clock: FakeClock, alice_api: APIClient, bob_api: APIClient
+) -> None:
+    game = _start(alice_api, [bob_api], seats=2)
+    clients = [alice_api, bob_api]
+    late = Game.objects.get(pk=game["id"]).awaiting
+    view = clients[late].get(f"/api/games/{game['id']}/view/").json()
+    fake_clock.advance(61)
+    response = clients[late].post(
+        f"/api/games/{game['id']}/moves/",
+        {"version": view["version"], "move": view["view"]["legal_moves"][0]}, format="json",
+    )
+    assert response.status_code == 409
+    assert response.json()["code"] == "stale_version"
+    assert response.json()["version"] > view["version"]
+
+
+def test_max_strikes_forfeit_a_seat_and_a_two_seat_game_ends_for_the_other(
+    fake_clock: FakeClock, alice_api: APIClient, bob_api: APIClient
+) -> None:
+    game = _start(alice_api, [bob_api], seats=2, max_strikes=1)
+    late = Game.objects.get(pk=game["id"]).awaiting
+    fake_clock.advance(61)
+    after = alice_api.get(f"/api/games/{game['id']}/").json()
+    assert after["status"] == "finished"
+    assert after["end_reason"] == "forfeit"
+    assert after["winner"] == 1 - late
+    assert after["seats"][late]["forfeited"] is True
+    kinds = list(GameEvent.objects.filter(game_id=game["id"]).values_list("kind", flat=True))
+    assert kinds[-3:] == ["strike", "forfeited", "finished"]
+
+
+def test_a_forfeited_seat_in_a_bigger_game_is_played_by_the_server_at_once(
+    fake_clock: FakeClock, alice_api: APIClient, bob_api: APIClient, charlie_api: APIClient
+) -> None:
+    game = _start(alice_api, [bob_api, charlie_api], seats=3, max_strikes=1)
+    clients = [alice_api, bob_api, charlie_api]
+    late = Game.objects.get(pk=game["id"]).awaiting
+    fake_clock.advance(61)
+    after = alice_api.get(f"/api/games/{game['id']}/").json()
+    assert after["status"] == "running"
+    assert after["seats"][late]["forfeited"] is True
+    # Play on: whenever the forfeited seat's turn comes, the server moves for it.
+    for _ in range(30):
+        state = alice_api.get(f"/api/games/{game['id']}/").json()
+        if state["status"] != "running":
+            break
+        assert state["awaiting"] != late
+        seat = state["awaiting"]
+        view = clients[seat].get(f"/api/games/{game['id']}/view/").json()
+        move = next(m for m in view["view"]["legal_moves"] if m["type"] in ("draw", "keep",
+                                                                            "accept", "color"))
+        clients[seat].post(f"/api/games/{game['id']}/moves/",
+                           {"version": view["version"], "move": move}, format="json")
+    assert MoveRecord.objects.filter(game_id=game["id"], seat=late, source="server").exists()
+    refused = clients[late].post(
+        f"/api/games/{game['id']}/moves/",
+        {"version": Game.objects.get(pk=game["id"]).version, "move": {"type": "draw"}},
+        format="json",
+    )
+    assert refused.status_code == 409
+    assert refused.json()["code"] in {"seat_forfeited", "game_not_running"}
+
+
+def test_the_celery_task_is_a_no_op_until_the_deadline_passed(
+    fake_clock: FakeClock, alice_api: APIClient, bob_api: APIClient
+) -> None:
+    game = _start(alice_api, [bob_api], seats=2)
+    assert tasks.turn_clock_check(game["id"], game["version"]) is False
+    fake_clock.advance(60)
+    assert tasks.turn_clock_check(game["id"], game["version"]) is True
+    assert tasks.turn_clock_check(game["id"], game["version"]) is False  # fresh deadline
+
+
+def test_arming_the_clock_schedules_the_task_after_commit_when_a_broker_exists(
+    settings: Any, alice: Any, bob: Any, monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    calls: list[Any] = []
+    monkeypatch.setattr(tasks.turn_clock_check, "apply_async",
+                        lambda *a, **k: calls.append((a, k)))
+    game = services.game_create(user=alice, options={}, seats=2, turn_seconds=30)
+    services.seat_join(game_id=game.pk, user=bob)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.game_start(game_id=game.pk, user=alice)
+    assert len(calls) == 1
+    assert calls[0][1]["countdown"] >= 30
+    assert calls[0][0][0][0] == game.pk
+
+
+def test_strikes_stay_on_the_seat(fake_clock: FakeClock, alice_api: APIClient,
+                                  bob_api: APIClient) -> None:
+    game = _start(alice_api, [bob_api], seats=2, max_strikes=5)
+    for _ in range(3):
+        fake_clock.advance(61)
+        alice_api.get(f"/api/games/{game['id']}/")
+    assert sum(Seat.objects.filter(game_id=game["id"]).values_list("strikes", flat=True)) == 3
