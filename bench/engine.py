@@ -43,11 +43,15 @@ def engine_games(
             while not state.finished:
                 seat = state.turn
                 moves = legal_moves(state, seat)
-                if not uniform:
+                move = moves[int(rnd() * len(moves))]
+                if not uniform and move.type != "play":
+                    # Rejection step: if a play exists, pick uniformly among the plays. Overall
+                    # each play has probability 1/plays, exactly as filtering first, but the
+                    # filter only runs when the first pick was not a play.
                     plays = [m for m in moves if m.type == "play"]
                     if plays:
-                        moves = plays
-                apply(state, seat, moves[int(rnd() * len(moves))])
+                        move = plays[int(rnd() * len(plays))]
+                apply(state, seat, move)
                 turns += 1
             games += 1
     return games, turns, time.perf_counter() - start
