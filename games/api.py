@@ -354,7 +354,7 @@ class GameMovesApi(generics.GenericAPIView):
                 body = self._play(request, game, seat.index)
             except APIException as exc:
                 return exc.status_code, error_body(exc)
-            # Plain JSON, so a replayed response is byte-for-byte the first one.
+            # Plain JSON, so a replayed response is the same JSON as the first one.
             return status.HTTP_201_CREATED, json.loads(json.dumps(body, cls=JSONEncoder))
 
         if not key:

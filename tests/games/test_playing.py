@@ -233,3 +233,15 @@ def test_the_service_refuses_a_move_for_a_seat_that_is_not_awaited(
         services.move_play(
             game_id=game.pk, seat=idle, move={"type": "draw"}, expected_version=game.version
         )
+
+
+def test_moves_are_rate_limited(
+    running_game: dict[str, Any], alice_api: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rest_framework.throttling import ScopedRateThrottle
+
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"move": "2/minute"})
+    gid = running_game["id"]
+    codes = [_post(alice_api, gid, 0, {"type": "draw"}).status_code for _ in range(3)]
+    assert codes[:2] != [429, 429] and codes[2] == 429
+    assert alice_api.get(f"/api/games/{gid}/moves/").status_code == 200  # reads are not

@@ -1,0 +1,168 @@
+"""Accounts and API tokens: sign up, create/list/revoke tokens, Token and Bearer schemes."""
+
+from __future__ import annotations
+
+import base64
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.core.cache import cache
+from django.utils import timezone
+from knox.models import AuthToken
+from rest_framework.test import APIClient
+from rest_framework.throttling import ScopedRateThrottle
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttles(settings: Any) -> None:
+    cache.clear()
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _basic(username: str, password: str) -> str:
+    return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()
+
+
+def test_a_bot_writer_signs_up_and_gets_a_token_that_plays() -> None:
+    client = APIClient()
+    signed = client.post("/api/accounts/", {"username": "botty", "password": "a long pass 42"})
+    assert signed.status_code == 201, signed.content
+    assert signed.json()["username"] == "botty"
+    assert "password" not in signed.json()
+    token = client.post("/api/tokens/", {"username": "botty", "password": "a long pass 42"})
+    assert token.status_code == 201, token.content
+    key = token.json()["key"]
+    assert key.startswith("uno_")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/games/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"username": "x", "password": "123"}, "password"),
+        ({"username": "x", "password": "password"}, "password"),
+        ({"username": "bad name!", "password": "a long pass 42"}, "username"),
+        ({"password": "a long pass 42"}, "username"),
+        ({"username": "alice", "password": "a long pass 42"}, "username"),
+    ],
+)
+def test_sign_up_rejects_weak_passwords_and_bad_or_taken_names(
+    alice: Any, body: dict[str, str], field: str
+) -> None:
+    response = APIClient().post("/api/accounts/", body)
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "invalid"
+    assert field in response.json()["fields"]
+
+
+def test_a_token_can_be_created_with_http_basic(alice: Any) -> None:
+    response = APIClient().post(
+        "/api/tokens/", {}, HTTP_AUTHORIZATION=_basic("alice", "alice-password-1")
+    )
+    assert response.status_code == 201
+    assert response.json()["expiry"] is None
+
+
+def test_wrong_credentials_get_no_token(alice: Any) -> None:
+    response = APIClient().post("/api/tokens/", {"username": "alice", "password": "nope"})
+    assert response.status_code == 401
+    assert response.json()["code"] == "authentication_failed"
+    assert not AuthToken.objects.exists()
+
+
+def test_tokens_are_stored_hashed_and_listed_without_the_key(alice: Any) -> None:
+    client = APIClient()
+    key = client.post("/api/tokens/", {"username": "alice",
+                                       "password": "alice-password-1"}).json()["key"]
+    record = AuthToken.objects.get()
+    assert key not in (record.digest, record.token_key)
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
+    listed = client.get("/api/tokens/").json()
+    assert listed == [{"id": record.token_key, "created": listed[0]["created"], "expiry": None}]
+    assert key not in str(listed)
+
+
+def test_a_user_has_several_tokens_with_an_optional_expiry(alice: Any) -> None:
+    client = APIClient()
+    auth = {"username": "alice", "password": "alice-password-1"}
+    client.post("/api/tokens/", auth)
+    short = client.post("/api/tokens/", {**auth, "expires_in": 3600}).json()
+    expiry = timezone.datetime.fromisoformat(short["expiry"].replace("Z", "+00:00"))
+    assert timedelta(minutes=59) < expiry - timezone.now() <= timedelta(hours=1)
+    assert AuthToken.objects.filter(user=alice).count() == 2
+
+
+def test_an_expired_token_is_refused(alice: Any) -> None:
+    _, key = AuthToken.objects.create(user=alice, expiry=timedelta(seconds=-1))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/games/").status_code == 401
+
+
+def test_a_revoked_token_stops_working_and_others_cannot_revoke_it(
+    alice: Any, bob: Any
+) -> None:
+    record, key = AuthToken.objects.create(user=alice)
+    _, bob_key = AuthToken.objects.create(user=bob)
+    bob_client = APIClient()
+    bob_client.credentials(HTTP_AUTHORIZATION=f"Token {bob_key}")
+    assert bob_client.delete(f"/api/tokens/{record.token_key}/").status_code == 404
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.delete(f"/api/tokens/{record.token_key}/").status_code == 204
+    assert client.get("/api/games/").status_code == 401
+
+
+def test_a_malformed_authorization_header_is_a_401_in_the_error_shape() -> None:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token")
+    response = client.get("/api/games/")
+    assert response.status_code == 401
+    assert set(response.json()) == {"code", "detail"}
+
+
+def test_sign_up_is_rate_limited(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"signup": "2/hour"})
+    client = APIClient()
+    codes = [
+        client.post("/api/accounts/", {"username": f"u{i}", "password": "a long pass 42"})
+        .status_code
+        for i in range(3)
+    ]
+    assert codes == [201, 201, 429]
+
+
+def test_token_creation_is_rate_limited(alice: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"token": "1/hour"})
+    client = APIClient()
+    auth = {"username": "alice", "password": "alice-password-1"}
+    assert client.post("/api/tokens/", auth).status_code == 201
+    limited = client.post("/api/tokens/", auth)
+    assert limited.status_code == 429
+    assert limited.json()["code"] == "throttled"
+    assert "Retry-After" in limited
+
+
+def test_non_staff_users_cannot_reach_the_admin(client: Any, alice: Any) -> None:
+    client.force_login(alice)
+    for url in ("/admin/", "/admin/games/game/", "/admin/games/seat/",
+                "/admin/games/moverecord/", "/admin/knox/authtoken/"):
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert "/admin/login/" in response["Location"]
+
+
+def test_staff_can_browse_every_games_admin_page(client: Any, django_user_model: Any) -> None:
+    root = django_user_model.objects.create_superuser("root", password="root-password-1")
+    from games.services import game_create
+
+    game = game_create(user=root, options={}, seats=2)
+    client.force_login(root)
+    for url in ("/admin/games/game/", f"/admin/games/game/{game.pk}/change/",
+                "/admin/games/seat/", "/admin/games/moverecord/", "/admin/games/gameevent/",
+                "/admin/games/idempotencyrecord/"):
+        assert client.get(url).status_code == 200, url
