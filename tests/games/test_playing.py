@@ -245,3 +245,17 @@ def test_moves_are_rate_limited(
     codes = [_post(alice_api, gid, 0, {"type": "draw"}).status_code for _ in range(3)]
     assert codes[:2] != [429, 429] and codes[2] == 429
     assert alice_api.get(f"/api/games/{gid}/moves/").status_code == 200  # reads are not
+
+
+def test_two_api_clients_play_a_full_default_match_to_500(
+    alice_api: APIClient, bob_api: APIClient
+) -> None:
+    game = create_game(alice_api, seats=2)
+    assert game["options"]["target_score"] == 500 and not game["options"]["single_hand"]
+    bob_api.post(f"/api/games/{game['id']}/join/")
+    alice_api.post(f"/api/games/{game['id']}/start/")
+    play_to_the_end([alice_api, bob_api], game["id"], seed=5, max_moves=20_000)
+    final = alice_api.get(f"/api/games/{game['id']}/").json()
+    assert final["status"] == "finished" and final["end_reason"] == "match"
+    assert final["scores"][final["winner"]] >= 500
+    assert final["hand_number"] > 1
