@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpRequest, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiExample
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
@@ -164,3 +165,9 @@ def error_responses(*codes: int, **overrides: Any) -> dict[int, Any]:
         ]
         out[code] = OpenApiResponse(ErrorSerializer, _DESCRIPTIONS[code], examples=examples)
     return out
+
+
+@csrf_exempt
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Unknown paths under /api/ (and ids that are not numbers) get a JSON 404 too."""
+    return JsonResponse({"code": "not_found", "detail": "No such API endpoint."}, status=404)

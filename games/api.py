@@ -122,7 +122,7 @@ class GameListCreateApi(generics.ListAPIView):
         summary="List games",
         description="Newest first. Filter by `status`, `mine=true` (games you sit in) and "
         "`open_seats=true` (open games with a free seat).",
-        responses={200: GameOut(many=True), **error_responses(400, 401)},
+        responses={200: GameOut(many=True), **error_responses(400, 401, 404)},
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
@@ -289,8 +289,9 @@ class GameMovesApi(generics.GenericAPIView):
         operation_id="games_moves_list",
         tags=PLAY,
         summary="The public move log",
-        description="Every move so far, oldest first. Moves carry no hidden information.",
         parameters=[GAME_ID],
+        description="Every move so far, oldest first. Moves carry no hidden information. "
+        "A page past the end is a 404.",
         responses={200: MoveRecordOut(many=True), **error_responses(401, 404)},
     )
     def get(self, request: Request, id: int) -> Response:

@@ -79,6 +79,15 @@ class AnyObjectField(serializers.JSONField):
     pass
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """Only JSON ``true``/``false``: what the schema promises (DRF would also take 0, "yes")."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if type(data) is not bool:
+            self.fail("invalid", input=data)
+        return data
+
+
 # --- games ------------------------------------------------------------------------------------
 class GameCreateInput(serializers.Serializer):
     seats = serializers.IntegerField(
@@ -94,7 +103,7 @@ class GameCreateInput(serializers.Serializer):
         min_value=1, max_value=100, default=DEFAULT_MAX_STRIKES,
         help_text="Timeouts after which a seat is forfeited.",
     )
-    join = serializers.BooleanField(default=True, help_text="Take seat 0 yourself.")
+    join = StrictBooleanField(default=True, help_text="Take seat 0 yourself.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # Engine validation here too, so a bad option is a 400 naming the field.

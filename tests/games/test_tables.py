@@ -191,3 +191,16 @@ def test_charlie_sees_public_facts_of_a_running_game_but_no_hand(
         text = response.content.decode()
         assert '"hand"' not in text and '"hands"' not in text and '"seed"' not in text
     assert Game.objects.get(pk=gid).status == GameStatus.RUNNING
+
+
+def test_unknown_api_paths_and_non_numeric_ids_are_json_404s(alice_api: APIClient) -> None:
+    for url in ("/api/nothing/", "/api/games/abc/", "/api/games/1/fly/"):
+        response = alice_api.post(url, {}, format="json")
+        assert response.status_code == 404, url
+        assert response.json()["code"] == "not_found"
+
+
+def test_form_encoded_bodies_are_refused_with_415(alice_api: APIClient) -> None:
+    response = alice_api.post("/api/games/", {"seats": "2"}, format="multipart")
+    assert response.status_code == 415
+    assert response.json()["code"] == "unsupported_media_type"
