@@ -43,6 +43,7 @@ from games.serializers import (
     MoveRecordOut,
     ReplayOut,
     ViewOut,
+    ViewQuery,
 )
 
 GAMES = ["games"]
@@ -229,9 +230,11 @@ class GameViewApi(APIView):
         description="The rules engine's view for your seat (your hand, everyone's card "
         "counts, top card, whose decision is awaited, your legal moves) plus the game's "
         "`version` to send with your move. Sends an `ETag`; with `If-None-Match` you get a "
-        "304 until something changes.",
+        "304 until something changes. Add `wait` (seconds, up to 25) to hold the request "
+        "until something changes: the cheapest way for a bot to wait for its turn.",
         parameters=[
             GAME_ID,
+            ViewQuery,
             OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False),
         ],
         responses={
@@ -245,9 +248,19 @@ class GameViewApi(APIView):
         },
     )
     def get(self, request: Request, id: int) -> HttpResponse:
+        query = ViewQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
         game = _game_or_404(id)
         seat = selectors.seat_of_or_403(game=game, user=request.user)
         etag = selectors.view_etag(game=game, seat=seat.index)
+        wait = query.validated_data["wait"]
+        seen = etag in _if_none_match(request)
+        # Long poll: the client already has this version; answer when it changes.
+        if wait and seen and selectors.version_wait(
+            game_id=game.pk, since=game.version, wait=wait
+        ) > game.version:
+            game = _game_or_404(id)
+            etag = selectors.view_etag(game=game, seat=seat.index)
         if etag in _if_none_match(request):
             response = HttpResponse(status=status.HTTP_304_NOT_MODIFIED)
             response["ETag"] = etag

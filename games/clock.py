@@ -6,6 +6,7 @@ Services call ``clock.now()`` (never ``timezone.now()`` directly); tests monkeyp
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import datetime
 
@@ -22,3 +23,8 @@ def monotonic() -> float:
 
 def sleep(seconds: float) -> None:
     time.sleep(seconds)
+
+
+def wait(event: threading.Event, seconds: float) -> bool:
+    """Block until ``event`` is set or ``seconds`` pass; True if it was set."""
+    return event.wait(seconds)

@@ -9,14 +9,16 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 
-from games import clock, services
+from games import clock, notify, services
 from games import uno as engine
 from games.errors import GameNotOver, NotAPlayer
 from games.models import Game, GameEvent, GameStatus, MoveRecord, Seat
 
 EVENTS_PAGE = 500
 LONG_POLL_MAX_SECONDS = 25.0
-LONG_POLL_INTERVAL = 0.25
+# Waiters are woken by ``notify``; this re-check only bounds the cost of a lost notification
+# and settles an overdue turn clock nobody else is looking at.
+LONG_POLL_RECHECK = 1.0
 
 
 def game_list(
@@ -83,20 +85,37 @@ def events_since(*, game_id: int, since: int, limit: int = EVENTS_PAGE) -> list[
 
 def events_wait(*, game_id: int, since: int, wait: float) -> list[GameEvent]:
     """Events after ``since``; with ``wait`` > 0, hold the request until one happens or the
-    wait ends. Polls the game's version with one cheap query every 0.25 s (works on SQLite
-    and PostgreSQL, under runserver and gunicorn threads), settling an overdue turn clock."""
+    wait ends."""
+    if version_wait(game_id=game_id, since=since, wait=wait) > since:
+        return events_since(game_id=game_id, since=since)
+    return []
+
+
+def version_wait(*, game_id: int, since: int, wait: float) -> int:
+    """The game's version as soon as it exceeds ``since``, or when ``wait`` seconds (at most
+    ``LONG_POLL_MAX_SECONDS``) have passed. Woken at once by ``notify`` when the game
+    changes; settles an overdue turn clock while waiting (a table never freezes)."""
     deadline = clock.monotonic() + min(max(wait, 0.0), LONG_POLL_MAX_SECONDS)
-    while True:
-        row = Game.objects.filter(pk=game_id).values_list("version", "status", "turn_deadline")
-        version, status, turn_deadline = row.get()
-        if version > since:
-            return events_since(game_id=game_id, since=since)
-        if status == GameStatus.RUNNING and turn_deadline and turn_deadline <= clock.now():
-            services.turn_clock_enforce(game_id=game_id)
-            continue
-        if clock.monotonic() >= deadline:
-            return []
-        clock.sleep(LONG_POLL_INTERVAL)
+    with notify.subscription(game_id) as changed:
+        while True:
+            changed.clear()
+            row = Game.objects.filter(pk=game_id).values_list(
+                "version", "status", "turn_deadline"
+            )
+            version, status, turn_deadline = row.get()
+            if version > since:
+                return version
+            running = status == GameStatus.RUNNING
+            overdue = running and turn_deadline is not None and turn_deadline <= clock.now()
+            if overdue and services.turn_clock_enforce(game_id=game_id):
+                continue
+            left = deadline - clock.monotonic()
+            if left <= 0:
+                return version
+            until_clock = (
+                (turn_deadline - clock.now()).total_seconds() if turn_deadline else left
+            )
+            clock.wait(changed, max(0.01, min(left, LONG_POLL_RECHECK, until_clock)))
 
 
 def game_replay(*, game: Game) -> dict[str, Any]:

@@ -213,6 +213,14 @@ class EventsQuery(serializers.Serializer):
     )
 
 
+class ViewQuery(serializers.Serializer):
+    wait = serializers.FloatField(
+        min_value=0, max_value=25, default=0,
+        help_text="With `If-None-Match`: seconds to wait for a change before answering 304 "
+        "(long poll, max 25). Answers 200 as soon as the game changes.",
+    )
+
+
 class EventsOut(serializers.Serializer):
     game = serializers.IntegerField()
     version = serializers.IntegerField(help_text="The game's version now.")

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from games import clock
+from games import clock, notify
 from games import uno as engine
 from games.errors import (
     AlreadySeated,
@@ -65,6 +65,7 @@ def _lock(game_id: int) -> Game:
 def _event(game: Game, kind: str, *, seat: int | None = None, **data: Any) -> GameEvent:
     """Append a public event; the caller saves the game (whose version this bumps)."""
     game.version += 1
+    notify.announce(game.pk)
     return GameEvent.objects.create(
         game=game, version=game.version, kind=kind, seat=seat, data=data
     )

@@ -7,6 +7,8 @@ to in-process Celery would pass without testing what production runs, so it fail
 from __future__ import annotations
 
 import os
+import sys
+from typing import Any
 
 import pytest
 
@@ -39,6 +41,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason="needs DATABASE_URL=postgresql://…"))
         if "redis" in item.keywords and not on_redis:
             item.add_marker(pytest.mark.skip(reason="needs CELERY_BROKER_URL=redis://…"))
+
+
+@pytest.fixture(autouse=True)
+def _no_lingering_listener() -> Any:
+    """A long poll's PostgreSQL listener must not outlive its test (or the test database)."""
+    yield
+    notify = sys.modules.get("games.notify")
+    if notify is not None:
+        notify.stop_listener()
 
 
 @pytest.fixture

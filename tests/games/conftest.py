@@ -121,6 +121,12 @@ class FakeClock:
     def sleep(self, seconds: float) -> None:
         self.advance(seconds)
 
+    def wait(self, event: Any, seconds: float) -> bool:
+        if event.is_set():
+            return True
+        self.advance(seconds)
+        return False
+
     def advance(self, seconds: float) -> None:
         from datetime import timedelta
 
@@ -136,4 +142,5 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     monkeypatch.setattr(clock, "now", fake.now)
     monkeypatch.setattr(clock, "monotonic", fake.monotonic)
     monkeypatch.setattr(clock, "sleep", fake.sleep)
+    monkeypatch.setattr(clock, "wait", fake.wait)
     return fake

@@ -1,0 +1,116 @@
+"""Long polls wake when their game changes: in this process on commit, across processes via
+PostgreSQL NOTIFY. The periodic re-check is only a safety net."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from games import notify
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def view(client: APIClient, game_id: int, **headers: str) -> Any:
+    return client.get(f"/api/games/{game_id}/view/", **headers)
+
+
+def awaited_client(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> tuple[APIClient, APIClient, Any]:
+    game_id = running_game["id"]
+    mine = view(alice_api, game_id).json()
+    if mine["view"]["awaiting"] == 0:
+        return alice_api, bob_api, mine
+    return bob_api, alice_api, view(bob_api, game_id).json()
+
+
+def test_a_waiter_is_woken_when_its_game_changes(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    mover, _, mine = awaited_client(running_game, alice_api, bob_api)
+    with notify.subscription(running_game["id"]) as changed:
+        response = mover.post(
+            f"/api/games/{running_game['id']}/moves/",
+            {"version": mine["version"], "move": {"type": "draw"}},
+            format="json",
+        )
+        assert response.status_code == 201
+        assert changed.wait(5), "the commit did not wake the subscriber"
+
+
+def test_a_waiter_is_not_woken_by_another_game(running_game: dict[str, Any]) -> None:
+    with notify.subscription(running_game["id"] + 1000) as changed:
+        notify._wake(running_game["id"])
+        assert not changed.is_set()
+
+
+@pytest.mark.postgres
+def test_a_waiter_is_woken_by_a_notification_from_another_connection() -> None:
+    params = connection.get_connection_params()
+    with notify.subscription(424242) as changed:
+        with psycopg.connect(**params, autocommit=True) as other:
+            # The listener may still be connecting: notify until it hears (bounded).
+            for _ in range(50):
+                other.execute("SELECT pg_notify(%s, %s)", [notify.CHANNEL, "424242"])
+                if changed.wait(0.2):
+                    break
+        assert changed.is_set()
+
+
+def test_the_view_long_poll_answers_as_soon_as_the_opponent_moves(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    game_id = running_game["id"]
+    mover, waiter, mine = awaited_client(running_game, alice_api, bob_api)
+    etag = view(waiter, game_id)["ETag"]
+    answer: dict[str, Any] = {}
+
+    def wait_for_change() -> None:
+        response = waiter.get(f"/api/games/{game_id}/view/?wait=20", HTTP_IF_NONE_MATCH=etag)
+        answer["status"] = response.status_code
+        answer["body"] = response.json() if response.status_code == 200 else None
+        connection.close()
+
+    thread = threading.Thread(target=wait_for_change)
+    thread.start()
+    moved = mover.post(
+        f"/api/games/{game_id}/moves/",
+        {"version": mine["version"], "move": {"type": "draw"}},
+        format="json",
+    )
+    assert moved.status_code == 201
+    thread.join(30)
+    assert answer["status"] == 200
+    assert answer["body"]["version"] > mine["version"]
+
+
+def test_the_view_long_poll_answers_304_when_nothing_changes(
+    running_game: dict[str, Any], alice_api: APIClient, fake_clock: Any
+) -> None:
+    game_id = running_game["id"]
+    first = view(alice_api, game_id)
+    again = alice_api.get(f"/api/games/{game_id}/view/?wait=5", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 304
+    assert again["ETag"] == first["ETag"]
+
+
+def test_a_view_wait_without_an_etag_answers_at_once(
+    running_game: dict[str, Any], alice_api: APIClient
+) -> None:
+    response = alice_api.get(f"/api/games/{running_game['id']}/view/?wait=25")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("wait", ["-1", "26", "soon"])
+def test_a_malformed_view_wait_is_a_400(
+    running_game: dict[str, Any], alice_api: APIClient, wait: str
+) -> None:
+    response = alice_api.get(f"/api/games/{running_game['id']}/view/?wait={wait}")
+    assert response.status_code == 400
+    assert response.json()["code"] == "invalid"
