@@ -12,6 +12,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import transaction
 from django.db.models import QuerySet
+from django.utils import timezone
 from knox.models import AuthToken
 from rest_framework.exceptions import ValidationError
 
@@ -37,11 +38,19 @@ def token_create(
 ) -> tuple[AuthToken, str]:
     """A new token; returns (record, key). The key is not stored and cannot be shown again."""
     expiry = timedelta(seconds=expires_in) if expires_in else None
+    tokens_expired_delete(user=user)
     return AuthToken.objects.create(user=user, expiry=expiry)
 
 
 def token_list(*, user: AbstractBaseUser) -> QuerySet[AuthToken]:
+    tokens_expired_delete(user=user)
     return AuthToken.objects.filter(user=user).order_by("-created")
+
+
+def tokens_expired_delete(*, user: AbstractBaseUser) -> int:
+    """Sweep the user's expired tokens (authentication only refuses the one it is shown)."""
+    deleted, _ = AuthToken.objects.filter(user=user, expiry__lt=timezone.now()).delete()
+    return deleted
 
 
 def token_revoke(*, user: AbstractBaseUser, token_id: str) -> bool:

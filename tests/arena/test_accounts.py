@@ -13,6 +13,8 @@ from knox.models import AuthToken
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
+from arena.accounts.services import token_create, token_list
+
 pytestmark = pytest.mark.django_db
 
 
@@ -166,3 +168,22 @@ def test_staff_can_browse_every_games_admin_page(client: Any, django_user_model:
                 "/admin/games/seat/", "/admin/games/moverecord/", "/admin/games/gameevent/",
                 "/admin/games/idempotencyrecord/"):
         assert client.get(url).status_code == 200, url
+
+
+@pytest.mark.django_db
+def test_an_expired_token_is_refused_and_deleted(alice: Any) -> None:
+    record, key = token_create(user=alice, expires_in=60)
+    AuthToken.objects.filter(pk=record.pk).update(expiry=timezone.now() - timedelta(seconds=1))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/tokens/").status_code == 401
+    assert not AuthToken.objects.filter(pk=record.pk).exists()
+
+
+@pytest.mark.django_db
+def test_listing_tokens_sweeps_the_expired_ones(alice: Any) -> None:
+
+    old, _ = token_create(user=alice, expires_in=60)
+    AuthToken.objects.filter(pk=old.pk).update(expiry=timezone.now() - timedelta(seconds=1))
+    fresh, _ = token_create(user=alice)
+    assert [t.pk for t in token_list(user=alice)] == [fresh.pk]
