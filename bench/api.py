@@ -1,0 +1,324 @@
+"""Benchmark: moves/s of real games over HTTP against a bare DRF endpoint, same server.
+
+Run: ``python bench/api.py [--clients 16] [--seconds 20]``. It needs PostgreSQL: with
+``DATABASE_URL`` set it uses that database, otherwise it starts a throwaway PostgreSQL 15 from
+/usr/lib/postgresql/15/bin (as CI does). It starts gunicorn (``--workers`` processes with
+``--threads`` threads each) on 127.0.0.1, then alternates two loads for the same time:
+
+* api: ``clients`` players, in pairs, each pair playing single-hand games to the end. A
+  player long-polls its view (``view?wait=`` with If-None-Match) and, when awaited, posts a
+  random legal move (uniform among plays when it has one, else among all legal moves).
+  Figures: applied moves/s and the latency of the move POSTs.
+* bare: ``clients`` threads POSTing to ``/bench/bare/<id>/`` (token auth, one indexed SELECT,
+  one UPDATE) as fast as they can.
+
+The last line is exactly ``api: X moves/s p50 A ms p99 B ms; bare: Y req/s p99 C ms; ratio: Z``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = Path(__file__).resolve().parent
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+# --- infrastructure ---------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def postgres() -> Iterator[str]:
+    """The DATABASE_URL to use: the environment's, or a throwaway server's."""
+    url = os.environ.get("DATABASE_URL", "")
+    if url.startswith("postgres"):
+        yield url
+        return
+    folder = Path(tempfile.mkdtemp(prefix="uno-arena-bench-"))
+    port = free_port()
+    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    if as_postgres:
+        shutil.chown(folder, "postgres")
+    data = folder / "data"
+    run = lambda *cmd: subprocess.run([*as_postgres, *map(str, cmd)], check=True,  # noqa: E731
+                                      stdout=subprocess.DEVNULL)
+    run(PG_BIN / "initdb", "-D", data, "-U", "postgres", "--auth=trust")
+    options = f"-h 127.0.0.1 -p {port} -k {folder} -c fsync=off -c max_connections=200"
+    run(PG_BIN / "pg_ctl", "-D", data, "-l", folder / "log", "-w", "-o", options, "start")
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        run(PG_BIN / "pg_ctl", "-D", data, "-m", "fast", "-w", "stop")
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def server_environment(database_url: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url,
+        DJANGO_SETTINGS_MODULE="bench_settings",
+        PYTHONPATH=os.pathsep.join([str(BENCH), str(ROOT)]),
+        DEBUG="false",
+        LOG_LEVEL="WARNING",
+    )
+    env.pop("CELERY_BROKER_URL", None)  # no turn-clock tasks: clocks are set to an hour
+    return env
+
+
+def prepare(env: dict[str, str], clients: int) -> list[str]:
+    """Migrate, make the bare endpoint's table, and one user with a token per client."""
+    script = f"""
+import django; django.setup()
+from django.core.management import call_command
+from django.db import connection
+from django.contrib.auth import get_user_model
+from arena.accounts.services import token_create
+call_command("migrate", verbosity=0)
+with connection.cursor() as c:
+    c.execute("CREATE TABLE IF NOT EXISTS bench_counter (id integer PRIMARY KEY, n integer)")
+    c.execute("INSERT INTO bench_counter SELECT g, 0 FROM generate_series(1, 1000) g "
+              "ON CONFLICT DO NOTHING")
+stamp = {time.time_ns()}
+keys = []
+for i in range({clients}):
+    user = get_user_model().objects.create_user(f"bench-{{stamp}}-{{i}}")
+    keys.append(token_create(user=user)[1])
+print(" ".join(keys))
+"""
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=ROOT, check=True,
+                         capture_output=True, text=True)
+    return out.stdout.split()
+
+
+@contextlib.contextmanager
+def gunicorn(env: dict[str, str], workers: int, threads: int) -> Iterator[int]:
+    port = free_port()
+    command = [
+        sys.executable, "-m", "gunicorn", "arena.wsgi", f"--bind=127.0.0.1:{port}",
+        f"--workers={workers}", "--worker-class=gthread", f"--threads={threads}",
+        "--keep-alive=30", "--log-level=warning",
+    ]
+    process = subprocess.Popen(command, env=env, cwd=ROOT)
+    try:
+        for _ in range(200):
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+                break
+            time.sleep(0.05)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+# --- clients ----------------------------------------------------------------------------------
+class Client:
+    """One keep-alive HTTP connection with a token."""
+
+    def __init__(self, port: int, key: str) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        self.headers = {"Authorization": f"Token {key}", "Content-Type": "application/json"}
+
+    def call(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any, http.client.HTTPResponse]:
+        data = None if body is None else json.dumps(body)
+        try:
+            self.connection.request(method, path, data, {**self.headers, **(headers or {})})
+            response = self.connection.getresponse()
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            # The server closed an idle keep-alive connection: reconnect once.
+            self.connection.close()
+            self.connection.request(method, path, data, {**self.headers, **(headers or {})})
+            response = self.connection.getresponse()
+        raw = response.read()
+        return response.status, (json.loads(raw) if raw else None), response
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.latencies: list[float] = []
+
+    def add(self, seconds: float) -> None:
+        with self.lock:
+            self.latencies.append(seconds)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1000
+
+
+def choose(moves: list[dict[str, Any]], rng: random.Random) -> dict[str, Any]:
+    plays = [m for m in moves if m["type"] == "play"]
+    return rng.choice(plays or moves)
+
+
+class Pair:
+    """Two players who play single hands against each other until the deadline."""
+
+    def __init__(self, port: int, keys: tuple[str, str], stats: Stats, seed: int) -> None:
+        self.clients = (Client(port, keys[0]), Client(port, keys[1]))
+        self.stats = stats
+        self.seed = seed
+        self.game_ready = [threading.Event(), threading.Event()]
+        self.joined = threading.Event()
+        self.game_id = 0
+
+    def new_game(self) -> None:
+        """Seat 0 creates, seat 1 joins (in its own thread), seat 0 starts."""
+        status, body, _ = self.clients[0].call(
+            "POST", "/api/games/",
+            {"seats": 2, "options": {"single_hand": True}, "turn_seconds": 3600},
+        )
+        assert status == 201, body
+        self.game_id = body["id"]
+        self.joined.clear()
+        self.game_ready[1].set()
+        self.joined.wait()
+        status, body, _ = self.clients[0].call("POST", f"/api/games/{self.game_id}/start/")
+        assert status == 200, body
+        self.game_ready[0].set()
+
+    def play(self, seat: int, deadline: float) -> None:
+        rng = random.Random(self.seed * 2 + seat)
+        client = self.clients[seat]
+        while time.perf_counter() < deadline:
+            if seat == 0:
+                self.new_game()
+            else:
+                self.game_ready[1].wait()
+                self.game_ready[1].clear()
+                status, body, _ = client.call("POST", f"/api/games/{self.game_id}/join/")
+                assert status == 200, body
+                self.joined.set()
+                self.game_ready[0].wait()
+            self.play_one(client, seat, rng, deadline)
+            if seat == 0:
+                self.game_ready[0].clear()
+
+    def play_one(self, client: Client, seat: int, rng: random.Random, deadline: float) -> None:
+        path = f"/api/games/{self.game_id}"
+        status, body, response = client.call("GET", f"{path}/view/")
+        etag = response.getheader("ETag") or ""
+        while time.perf_counter() < deadline:
+            if status in (200, 201):  # a view: fetched, long-polled, or returned by our move
+                if body["status"] != "running":
+                    return
+                view = body["view"]
+                if view["awaiting"] == seat:
+                    move = choose(view["legal_moves"], rng)
+                    started = time.perf_counter()
+                    status, body, response = client.call(
+                        "POST", f"{path}/moves/", {"version": body["version"], "move": move}
+                    )
+                    if status == 201:
+                        self.stats.add(time.perf_counter() - started)
+                        etag = response.getheader("ETag") or ""
+                        continue
+                    assert status == 409, body  # stale: look again
+            status, body, response = client.call(
+                "GET", f"{path}/view/?wait=5", headers={"If-None-Match": etag}
+            )
+            if status == 200:
+                etag = response.getheader("ETag") or ""
+
+
+def run_api(port: int, keys: list[str], seconds: float) -> tuple[int, list[float], float]:
+    stats = Stats()
+    pairs = [Pair(port, (keys[i], keys[i + 1]), stats, i) for i in range(0, len(keys) - 1, 2)]
+    deadline = time.perf_counter() + seconds
+    start = time.perf_counter()
+    threads = [
+        threading.Thread(target=pair.play, args=(seat, deadline), daemon=True)
+        for pair in pairs
+        for seat in (0, 1)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(seconds + 30)
+    elapsed = time.perf_counter() - start
+    return len(stats.latencies), stats.latencies, elapsed
+
+
+def run_bare(port: int, keys: list[str], seconds: float) -> tuple[int, list[float], float]:
+    stats = Stats()
+    deadline = time.perf_counter() + seconds
+
+    def hammer(key: str, seed: int) -> None:
+        client = Client(port, key)
+        rng = random.Random(seed)
+        while time.perf_counter() < deadline:
+            started = time.perf_counter()
+            status, body, _ = client.call("POST", f"/bench/bare/{rng.randint(1, 1000)}/", {})
+            assert status == 200, body
+            stats.add(time.perf_counter() - started)
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=hammer, args=(k, i), daemon=True) for i, k in
+               enumerate(keys)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(seconds + 30)
+    return len(stats.latencies), stats.latencies, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=16, help="concurrent clients (even)")
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured time per load")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations of the two loads")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=16, help="threads per worker")
+    args = parser.parse_args()
+    with postgres() as database_url:
+        env = server_environment(database_url)
+        keys = prepare(env, args.clients)
+        with gunicorn(env, args.workers, args.threads) as port:
+            print(f"gunicorn: {args.workers} gthread workers x {args.threads} threads; "
+                  f"PostgreSQL; {args.clients} clients; {args.rounds} x {args.seconds:.0f} s "
+                  "per load, alternating")
+            run_bare(port, keys, 2)  # warm-up: connections, caches
+            run_api(port, keys, 2)
+            api_moves, api_lat, api_time, bare_reqs, bare_lat, bare_time = 0, [], 0.0, 0, [], 0.0
+            slice_ = args.seconds / args.rounds
+            for _ in range(args.rounds):
+                count, latencies, elapsed = run_bare(port, keys, slice_)
+                bare_reqs, bare_time = bare_reqs + count, bare_time + elapsed
+                bare_lat += latencies
+                count, latencies, elapsed = run_api(port, keys, slice_)
+                api_moves, api_time = api_moves + count, api_time + elapsed
+                api_lat += latencies
+    x, y = api_moves / api_time, bare_reqs / bare_time
+    print(f"api: {api_moves} moves in {api_time:.1f} s; bare: {bare_reqs} requests in "
+          f"{bare_time:.1f} s")
+    print(
+        f"api: {x:.0f} moves/s p50 {percentile(api_lat, 0.5):.1f} ms "
+        f"p99 {percentile(api_lat, 0.99):.1f} ms; "
+        f"bare: {y:.0f} req/s p99 {percentile(bare_lat, 0.99):.1f} ms; ratio: {x / y:.2f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
