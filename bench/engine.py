@@ -40,14 +40,15 @@ def engine_games(
     while time.perf_counter() < deadline:
         for _ in range(50):
             state = new_game(options, seed + games)
-            while not state.finished:
-                seat = state.turn
+            # ``awaiting`` is the seat to move, None once the hand is over: one read per turn.
+            while (seat := state.awaiting) is not None:
                 moves = legal_moves(state, seat)
                 move = moves[int(rnd() * len(moves))]
-                if not uniform and move.type != "play":
+                if not uniform and move.type != "play" and len(moves) > 1:
                     # Rejection step: if a play exists, pick uniformly among the plays. Overall
                     # each play has probability 1/plays, exactly as filtering first, but the
-                    # filter only runs when the first pick was not a play.
+                    # filter only runs when the first pick was not a play and was not the only
+                    # legal move (then there is nothing to filter).
                     plays = [m for m in moves if m.type == "play"]
                     if plays:
                         move = plays[int(rnd() * len(plays))]

@@ -8,8 +8,7 @@ a random player costs one move generation per turn.
 
 from __future__ import annotations
 
-import sys
-from array import array
+import struct
 from collections.abc import Sequence
 from random import Random
 from typing import Final
@@ -68,24 +67,39 @@ HAND_MOVE_CAP: Final = 5000
 MAX_HANDS: Final = 1000
 
 _DECKS: Final = {False: tuple(build_deck(False)), True: tuple(build_deck(True))}
-_BIG_ENDIAN: Final = sys.byteorder == "big"
 
 
 # --- randomness ----------------------------------------------------------------------------
-def shuffle(rng: Random, cards: list[int]) -> None:
-    """Shuffle in place by sorting on independent 64-bit random keys.
+# A shuffle sorts the cards on independent random keys, read as little-endian 64-bit integers
+# from ``rng.randbytes``. For speed each key is re-packed into a float in [1, 2): its top 40 bits
+# become the mantissa's high bits, the card id rides along in the lowest byte, and the sign and
+# exponent are fixed so every key is finite. Sorting a plain list of floats takes CPython's fast
+# float-compare path and the whole shuffle runs in C (no key function, no Python loop).
+_KEY: Final = 8  # bytes per key
+_KEY_STRUCTS: dict[int, struct.Struct] = {}  # count -> little-endian doubles, built on demand
 
-    Several times faster than ``Random.shuffle`` (one C-level ``randbytes`` call instead of a
-    Python call per card); the bias from tied keys is below 1e-15 per shuffle.
+
+def shuffle(rng: Random, cards: list[int]) -> None:
+    """Shuffle ``cards`` (ids < 256) in place by sorting them on independent random keys.
+
+    The order is that of the keys' top 40 bits; two keys equal there (probability < 1e-8 per
+    shuffle of 112 cards) are ordered by card id instead of at random, a negligible bias. The
+    permutation depends on the seed only, not on the platform's byte order.
     """
     count = len(cards)
     if count < 2:
         return
-    keys = array("Q", rng.randbytes(8 * count))
-    if _BIG_ENDIAN:  # same permutation on every platform for a given seed
-        keys.byteswap()
-    order = sorted(range(count), key=keys.__getitem__)
-    cards[:] = [cards[i] for i in order]
+    # Shift the random bytes down by two so that key bytes 3..7 land on float bytes 1..5.
+    raw = bytearray(rng.randbytes(_KEY * count)[2:] + bytes(2))
+    raw[0::_KEY] = bytes(cards)
+    raw[6::_KEY] = b"\xf0" * count  # exponent of 1.0 (low bits), top mantissa bits zero
+    raw[7::_KEY] = b"\x3f" * count  # sign and exponent of 1.0 (high bits)
+    packer = _KEY_STRUCTS.get(count)
+    if packer is None:
+        packer = _KEY_STRUCTS[count] = struct.Struct(f"<{count}d")
+    keys = list(packer.unpack(raw))
+    keys.sort()
+    cards[:] = packer.pack(*keys)[0::_KEY]
 
 
 # --- game set-up ---------------------------------------------------------------------------
@@ -101,13 +115,13 @@ def new_game(options: Options, seed: int) -> GameState:
 
 
 def _start_hand(state: GameState, dealer: int) -> None:
-    opts = state.options
-    n = state.n
+    opts = state._options
+    dealt = state.n * HAND_SIZE
     rng = state.rng
-    cards = list(_DECKS[opts.deck_2018])
-    shuffle(rng, cards)
-    state.hands = [cards[i * HAND_SIZE : (i + 1) * HAND_SIZE] for i in range(n)]
-    deck = cards[n * HAND_SIZE :]
+    deck = list(_DECKS[opts.deck_2018])
+    shuffle(rng, deck)
+    state.hands = [deck[i : i + HAND_SIZE] for i in range(0, dealt, HAND_SIZE)]
+    del deck[:dealt]
     while True:
         top = deck.pop()
         # A Wild Draw Four (and, with the 2022 start, any non-number card) goes back into the
@@ -169,6 +183,12 @@ def _draw(state: GameState, seat: int, count: int) -> int:
     """Move up to ``count`` cards to ``seat``; fewer only when deck and discard are exhausted."""
     deck = state.deck
     hand = state.hands[seat]
+    if 0 < count <= len(deck):  # the common case, without a Python loop: no refill needed
+        drawn = deck[-count:]
+        del deck[-count:]
+        drawn.reverse()  # the deck's last card is its top: drawn first
+        hand += drawn
+        return count
     got = 0
     while got < count:
         if not deck and not _refill(state):
@@ -181,36 +201,49 @@ def _draw(state: GameState, seat: int, count: int) -> int:
 # --- legal moves ---------------------------------------------------------------------------
 def legal_moves(state: GameState, seat: int) -> list[Move]:
     """Every legal move for ``seat`` now, in-turn and out-of-turn (catch, uno, jump-in)."""
-    if state.cache_ver != state._move_count or state.cache_seat != seat:
-        if seat == state.turn and state.phase == PLAY and not state._options.seven_o:
-            # The hot path (an ordinary turn), inlined: the seat is valid since it is the turn.
-            hand = state.hands[seat]
-            table = PLAYABLE_SETS[state.color * NUM_KINDS + state.discard[-1]]
-            variants = PLAY_MOVES_UNO if len(hand) == 2 else PLAY_MOVES
-            moves: list[Move] = []
-            for card in table.intersection(hand):
-                moves += variants[card]
-            moves.append(DRAW_MOVE)
-            if state.uno_seat >= 0:
-                moves.append(UNO_MOVE if state.uno_seat == seat else CATCH_MOVES[state.uno_seat])
-            state.cache_moves = moves
-            state.cache_ver = state._move_count
-            state.cache_seat = seat
-        else:
-            _fill_cache(state, seat)
-    return state.cache_moves[:]  # a copy: callers may mutate it, the cache validates apply()
+    # The cache (validating ``apply``) is a tuple, so the list handed out can be the freshly
+    # built one: callers may mutate it without touching the cache, and no copy is made.
+    move_count = state._move_count
+    if state.cache_ver == move_count and state.cache_seat == seat:
+        return list(state.cache_moves)
+    if seat != state.turn or state._options.seven_o:
+        return _fill_cache(state, seat)
+    # The hot paths (an ordinary turn, or the card just drawn), inlined: the seat is valid since
+    # it is the turn. Other phases and Seven-O take the general path.
+    phase = state.phase
+    hand = state.hands[seat]
+    variants = PLAY_MOVES_UNO if len(hand) == 2 else PLAY_MOVES
+    moves: list[Move]
+    if phase == PLAY:
+        moves = []
+        for card in PLAYABLE_SETS[state.color * NUM_KINDS + state.discard[-1]].intersection(hand):
+            moves += variants[card]
+        moves.append(DRAW_MOVE)
+    elif phase == DRAWN:
+        moves = [*variants[state.drawn], KEEP_MOVE]
+    else:
+        return _fill_cache(state, seat)
+    uno_seat = state.uno_seat
+    if uno_seat >= 0:
+        moves.append(UNO_MOVE if uno_seat == seat else CATCH_MOVES[uno_seat])
+    state.cache_moves = tuple(moves)
+    state.cache_ver = move_count
+    state.cache_seat = seat
+    return moves
 
 
-def _fill_cache(state: GameState, seat: int) -> None:
+def _fill_cache(state: GameState, seat: int) -> list[Move]:
+    """Generate ``seat``'s legal moves, cache them for ``apply``; return a list of one's own."""
     if type(seat) is not int or not 0 <= seat < state.n:
         raise IllegalMove(f"there is no seat {seat!r} in this game")
     if seat == state.turn and state.phase == PLAY and not state._options.seven_o:
         moves = _ordinary_turn(state, seat)
     else:
         moves = _generate(state, seat)
-    state.cache_moves = moves
+    state.cache_moves = tuple(moves)
     state.cache_ver = state._move_count
     state.cache_seat = seat
+    return moves
 
 
 def _ordinary_turn(state: GameState, seat: int) -> list[Move]:
@@ -295,20 +328,22 @@ def _variants(state: GameState, seat: int, card: int) -> list[Move]:
 # --- applying moves ------------------------------------------------------------------------
 def apply(state: GameState, seat: int, move: Move) -> None:
     """Apply ``move`` by ``seat``; raises without mutating anything if it is not legal."""
-    if state.cache_ver != state._move_count or state.cache_seat != seat:
+    move_count = state._move_count
+    if state.cache_ver != move_count or state.cache_seat != seat:
         if not isinstance(move, Move):
             raise MalformedMove("a move must be a Move (use Move.from_json for JSON)")
         _fill_cache(state, seat)
+    legal_now = state.cache_moves
     # Interned moves are found by identity; an equal Move (e.g. from JSON) by equality.
-    for legal in state.cache_moves:
+    for legal in legal_now:
         if legal is move:
             break
     else:
         if not isinstance(move, Move):
             raise MalformedMove("a move must be a Move (use Move.from_json for JSON)")
-        if move not in state.cache_moves:
+        if move not in legal_now:
             raise IllegalMove(_why_illegal(state, seat, move))
-    state._move_count += 1
+    state._move_count = move_count + 1
     state.hand_moves += 1
     kind = move.type
     if kind == PLAY_TYPE:
@@ -365,35 +400,52 @@ def _draw_move(state: GameState, seat: int) -> None:
             return
         if not state._options.draw_until_playable:
             break
-    _pass_turn(state, seat)
+    # _pass_turn without its resets: a draw is only legal in the PLAY phase (no drawn card).
+    state.turn = (seat + state.direction) % state.n
 
 
 def _play(state: GameState, seat: int, card: int, move: Move) -> None:
-    hands = state.hands
-    hand = hands[seat]
+    hand = state.hands[seat]
     hand.remove(card)
     state.discard.append(card)
     phase = state.phase
     prev_color = state.color
-    state.turn = seat  # a Jump-In takes the turn
     state.drawn = -1
     state.color = COLOR_INDEX[move.color] if card >= WILD else card // 13  # type: ignore[index]
     if not hand:
+        state.turn = seat  # a Jump-In takes the turn
         _go_out(state, seat, card, phase)
         return
+    state.phase = PLAY
+    rank = RANK_OF[card]
+    if rank < 10 and not state._options.seven_o:
+        # The common case, kept short: a number card passes the turn and touches no hand.
+        state.turn = (seat + state.direction) % state.n
+        if len(hand) == 1 and not move.uno:
+            state.uno_seat = seat
+        return
     penultimate = len(hand) == 1
+    _card_effect(state, seat, card, move, phase, prev_color)
+    # Seven-O swaps and Wild Shuffle Hands may have changed the hand: look it up again.
+    if penultimate and not move.uno and len(state.hands[seat]) == 1:
+        state.uno_seat = seat
+
+
+def _card_effect(
+    state: GameState, seat: int, card: int, move: Move, phase: int, prev_color: int
+) -> None:
+    """Effect of a card that did not end the hand; sets the next turn (and phase)."""
+    hands = state.hands
     n = state.n
     d = state.direction
     rank = RANK_OF[card]
-    state.phase = PLAY
-    if rank < 10:
-        if state._options.seven_o:
-            if rank == 7:
-                target = move.target
-                assert target is not None
-                hands[seat], hands[target] = hands[target], hands[seat]
-            elif rank == 0:
-                state.hands = [hands[(i - d) % n] for i in range(n)]
+    if rank < 10:  # Seven-O numbers
+        if rank == 7:
+            target = move.target
+            assert target is not None
+            hands[seat], hands[target] = hands[target], hands[seat]
+        elif rank == 0:
+            state.hands = [hands[(i - d) % n] for i in range(n)]
         state.turn = (seat + d) % n
     elif rank == SKIP:
         state.turn = (seat + 2 * d) % n
@@ -410,7 +462,7 @@ def _play(state: GameState, seat: int, card: int, move: Move) -> None:
             _draw(state, victim, 2)
             state.turn = (victim + d) % n
     elif card == WILD_DRAW_FOUR:
-        state.w4_illegal = prev_color in [COLOR_OF[c] for c in hand]
+        state.w4_illegal = prev_color in [COLOR_OF[c] for c in hands[seat]]
         state.w4_player = seat
         state.penalty = (state.penalty if phase == CHALLENGE else 0) + 4
         state.turn = (seat + d) % n
@@ -419,8 +471,6 @@ def _play(state: GameState, seat: int, card: int, move: Move) -> None:
         if card == WILD_SHUFFLE:
             _shuffle_hands(state, seat)
         state.turn = (seat + d) % n
-    if penultimate and not move.uno and len(state.hands[seat]) == 1:
-        state.uno_seat = seat
 
 
 def _shuffle_hands(state: GameState, seat: int) -> None:

@@ -83,7 +83,7 @@ class GameState:
         self.last_hand: dict[str, Any] | None = None
         self.cache_ver = -1  # legal-move cache: valid for (move_count, seat)
         self.cache_seat = -1
-        self.cache_moves: list[Move] = []
+        self.cache_moves: tuple[Move, ...] = ()
 
     # --- public read-only properties -------------------------------------------------------
     @property
@@ -132,7 +132,7 @@ class GameState:
         new._scores = list(self._scores)
         new.last_hand = None if self.last_hand is None else dict(self.last_hand)
         new.cache_ver = -1
-        new.cache_moves = []
+        new.cache_moves = ()
         return new
 
     def to_json(self) -> dict[str, Any]:

@@ -156,6 +156,30 @@ def test_every_legal_move_applies_and_anything_else_is_illegal() -> None:
         apply(state, (seat + 1) % 3, DRAW)
 
 
+@pytest.mark.parametrize("phase", ["play", "drawn", "color"])
+def test_mutating_a_returned_legal_move_list_changes_nothing(phase: str) -> None:
+    # legal_moves hands out a list of the caller's own; apply validates against its own cache.
+    if phase == "color":
+        state = scenario(hands=[["R1", "G2"], ["B3", "Y4"]], top="W", deck=["R5"])
+    else:
+        state = scenario(hands=[["R1", "G2"], ["B3", "Y4"]], top="R9", deck=["R5"])
+        if phase == "drawn":
+            apply(state, 0, DRAW)
+    seat = state.awaiting
+    assert seat is not None
+    moves = legal_moves(state, seat)
+    expected = list(moves)
+    moves.clear()
+    moves.append(Move("uno"))
+    again = legal_moves(state, seat)  # the cached answer, again as a list of its own
+    assert again == expected and again is not moves
+    again.reverse()
+    assert legal_moves(state, seat) == expected
+    with pytest.raises(IllegalMove):
+        apply(state, seat, Move("uno"))
+    apply(state, seat, expected[0])
+
+
 # --- state JSON and replay -------------------------------------------------------------------
 def test_state_round_trips_through_json_and_continues_identically() -> None:
     state, _ = random_game(Options(players=3), 11, 1, max_moves=40)

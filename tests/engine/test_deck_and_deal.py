@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Callable
 
@@ -9,6 +10,7 @@ import pytest
 
 from games.uno import GameState, Options, new_game
 from games.uno.cards import CODES, build_deck
+from games.uno.engine import shuffle
 from games.uno.state import CHOOSE_COLOR, PLAY
 
 
@@ -113,3 +115,26 @@ def test_first_discard_reverse_with_two_players_dealer_plays_first(
 ) -> None:
     state = rigged_flips(Options(players=2), 3, ["GR"])
     assert state.turn == state.dealer
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_shuffle_sorts_cards_by_little_endian_64_bit_keys_from_the_rng(seed: int) -> None:
+    # The documented mechanism (docs/rules.md): one 64-bit key per card from ``randbytes``,
+    # read little-endian; the fast float-packed implementation must give the same order.
+    # (It orders by the keys' top 40 bits; a tie there has probability < 1e-8.)
+    cards = build_deck(True)
+    keys = random.Random(seed).randbytes(8 * len(cards))
+    order = sorted(
+        range(len(cards)), key=lambda i: int.from_bytes(keys[8 * i : 8 * i + 8], "little")
+    )
+    shuffled = list(cards)
+    shuffle(random.Random(seed), shuffled)
+    assert shuffled == [cards[i] for i in order]
+
+
+def test_shuffle_leaves_short_lists_alone_and_consumes_no_randomness() -> None:
+    rng = random.Random(1)
+    before = rng.getstate()
+    for cards in ([], [7]):
+        shuffle(rng, cards)
+    assert rng.getstate() == before
