@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -217,6 +218,15 @@ def parse_move(data: object) -> engine.Move:
         raise MalformedMoveError(exc.reason) from None
 
 
+@dataclass(frozen=True)
+class MovePlayed:
+    """An applied move with the game and engine state right after it (no need to reload)."""
+
+    record: MoveRecord
+    game: Game
+    state: engine.GameState
+
+
 def move_play(
     *,
     game_id: int,
@@ -224,31 +234,37 @@ def move_play(
     move: engine.Move | Mapping[str, object],
     expected_version: int | None,
     source: str = MoveSource.PLAYER,
-) -> MoveRecord:
+) -> MovePlayed:
     """Play ``move`` for ``seat``: the one entry point for API players, the clock and bots.
 
     ``expected_version`` is the version the caller decided on; None skips the check (server
     moves made under the lock). Raises StaleVersion, NotYourTurn, IllegalMoveError, ...
     """
     parsed = move if isinstance(move, engine.Move) else parse_move(move)
-    # An overdue clock is settled first, in its own transaction, so its move stands even when
-    # this request then fails as stale.
-    turn_clock_enforce(game_id=game_id)
-    return _move_play_locked(
+    outcome = _move_play_locked(
         game_id=game_id, seat=seat, move=parsed, expected_version=expected_version, source=source
     )
+    if isinstance(outcome, StaleVersion):
+        raise outcome  # raised after the commit: the overdue clock's move stands
+    return outcome
 
 
 @transaction.atomic
 def _move_play_locked(
     *, game_id: int, seat: int, move: engine.Move, expected_version: int | None, source: str
-) -> MoveRecord:
+) -> MovePlayed | StaleVersion:
     game = _lock(game_id)
+    if turn_clock_overdue(game):
+        # The clock ran out before this move arrived: its default move comes first, and this
+        # move, decided on the older version, is stale.
+        _turn_clock_run(game)
+        return StaleVersion(game.version)
     if game.status != GameStatus.RUNNING:
         raise GameNotRunning()
     if expected_version is not None and expected_version != game.version:
         raise StaleVersion(game.version)
-    seat_row = game.seats.filter(index=seat).first()
+    seats = list(game.seats.all())
+    seat_row = next((s for s in seats if s.index == seat), None)
     if seat_row is None:
         raise NotAPlayer()
     if source == MoveSource.PLAYER and seat_row.forfeited:
@@ -256,7 +272,9 @@ def _move_play_locked(
     state = load_state(game)
     if seat != state.awaiting and not _may_move_out_of_turn(state, seat, move):
         raise NotYourTurn(f"It is not your turn (waiting for seat {state.awaiting}).")
-    return _apply(game, state, seat, move, source)
+    forfeited = {s.index for s in seats if s.forfeited}
+    record = _apply(game, state, seat, move, source, forfeited=forfeited)
+    return MovePlayed(record=record, game=game, state=state)
 
 
 def _may_move_out_of_turn(state: engine.GameState, seat: int, move: engine.Move) -> bool:
@@ -267,11 +285,17 @@ def _may_move_out_of_turn(state: engine.GameState, seat: int, move: engine.Move)
 
 
 def _apply(
-    game: Game, state: engine.GameState, seat: int, move: engine.Move, source: str
+    game: Game,
+    state: engine.GameState,
+    seat: int,
+    move: engine.Move,
+    source: str,
+    *,
+    forfeited: set[int],
 ) -> MoveRecord:
     previous_awaiting = state.awaiting
     record = _apply_and_record(game, state, seat, move, source)
-    _after_move(game, state, previous_awaiting=previous_awaiting, mover=seat)
+    _after_move(game, state, previous_awaiting=previous_awaiting, mover=seat, forfeited=forfeited)
     game.save()
     return record
 
@@ -294,11 +318,17 @@ def _apply_and_record(
 
 
 def _after_move(
-    game: Game, state: engine.GameState, *, previous_awaiting: int | None, mover: int | None
+    game: Game,
+    state: engine.GameState,
+    *,
+    previous_awaiting: int | None,
+    mover: int | None,
+    forfeited: set[int] | None = None,
 ) -> None:
     """The one hook after the game changed: finish it, play forfeited seats, and arm whatever
     the awaited seat needs (the turn clock now; a bot call once bots exist)."""
-    forfeited = set(game.seats.filter(forfeited=True).values_list("index", flat=True))
+    if forfeited is None:
+        forfeited = set(game.seats.filter(forfeited=True).values_list("index", flat=True))
     for _ in range(_MAX_SERVER_MOVES):
         if state.finished or state.awaiting not in forfeited:
             break
@@ -359,6 +389,12 @@ def _turn_clock_enforce_locked(game_id: int) -> bool:
     game = _lock(game_id)
     if not turn_clock_overdue(game):
         return False
+    _turn_clock_run(game)
+    return True
+
+
+def _turn_clock_run(game: Game) -> None:
+    """The awaited seat's time ran out (the caller holds the lock): play for it."""
     state = load_state(game)
     seat_index = state.awaiting
     assert seat_index is not None  # a running game always awaits someone
@@ -379,7 +415,6 @@ def _turn_clock_enforce_locked(game_id: int) -> bool:
     if not game.is_over:
         _after_move(game, state, previous_awaiting=seat_index, mover=seat_index)
     game.save()
-    return True
 
 
 def _forfeit(game: Game, seat: Seat) -> None:

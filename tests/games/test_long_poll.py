@@ -37,7 +37,7 @@ def test_a_waiter_is_woken_when_its_game_changes(
     with notify.subscription(running_game["id"]) as changed:
         response = mover.post(
             f"/api/games/{running_game['id']}/moves/",
-            {"version": mine["version"], "move": {"type": "draw"}},
+            {"version": mine["version"], "move": mine["view"]["legal_moves"][0]},
             format="json",
         )
         assert response.status_code == 201
@@ -72,16 +72,18 @@ def test_the_view_long_poll_answers_as_soon_as_the_opponent_moves(
     answer: dict[str, Any] = {}
 
     def wait_for_change() -> None:
-        response = waiter.get(f"/api/games/{game_id}/view/?wait=20", HTTP_IF_NONE_MATCH=etag)
-        answer["status"] = response.status_code
-        answer["body"] = response.json() if response.status_code == 200 else None
-        connection.close()
+        try:
+            response = waiter.get(f"/api/games/{game_id}/view/?wait=20", HTTP_IF_NONE_MATCH=etag)
+            answer["status"] = response.status_code
+            answer["body"] = response.json() if response.status_code == 200 else None
+        finally:
+            connection.close()
 
     thread = threading.Thread(target=wait_for_change)
     thread.start()
     moved = mover.post(
         f"/api/games/{game_id}/moves/",
-        {"version": mine["version"], "move": {"type": "draw"}},
+        {"version": mine["version"], "move": mine["view"]["legal_moves"][0]},
         format="json",
     )
     assert moved.status_code == 201
