@@ -8,6 +8,7 @@ urlpatterns: list = [
     path("", include("arena.accounts.urls")),
     path("", include("games.urls")),
     # Last: anything else under /api/ ending in a slash is a JSON 404 (paths without the
-    # slash are first redirected to it by APPEND_SLASH).
-    re_path(r"^.*/$", api_not_found),
+    # slash are first redirected to it by APPEND_SLASH). [\s\S], not ".": a path may hold a
+    # (percent-encoded) newline too.
+    re_path(r"^[\s\S]*/$", api_not_found),
 ]

@@ -19,7 +19,6 @@ from drf_spectacular.utils import (
 )
 from rest_framework import generics, status
 from rest_framework.exceptions import APIException, ValidationError
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
@@ -27,6 +26,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
 from arena.api_errors import error_body, error_responses
+from arena.strict import StrictPageNumberPagination, query_bool
 from games import selectors, services
 from games.filters import GameFilter
 from games.idempotency import MAX_KEY_LENGTH, idempotent_call, request_fingerprint
@@ -96,13 +96,13 @@ def _game_out(game: Game, request: Request) -> dict[str, Any]:
     return GameOut(fresh, context={"request": request}).data
 
 
-class GamePagination(PageNumberPagination):
+class GamePagination(StrictPageNumberPagination):
     page_size = 20
     page_size_query_param = "page_size"
     max_page_size = 100
 
 
-class MovePagination(PageNumberPagination):
+class MovePagination(StrictPageNumberPagination):
     page_size = 200
     page_size_query_param = "page_size"
     max_page_size = 1000
@@ -244,7 +244,7 @@ class GameViewApi(APIView):
                 examples=[OpenApiExample("A view (fabricated)", value=VIEW_EXAMPLE)],
             ),
             304: OpenApiResponse(description="Not modified since the ETag you sent."),
-            **error_responses(401, 403, 404),
+            **error_responses(400, 401, 403, 404),
         },
     )
     def get(self, request: Request, id: int) -> HttpResponse:
@@ -305,7 +305,7 @@ class GameMovesApi(generics.GenericAPIView):
         parameters=[GAME_ID],
         description="Every move so far, oldest first. Moves carry no hidden information. "
         "A page past the end is a 404.",
-        responses={200: MoveRecordOut(many=True), **error_responses(401, 404)},
+        responses={200: MoveRecordOut(many=True), **error_responses(400, 401, 404)},
     )
     def get(self, request: Request, id: int) -> Response:
         game = _game_or_404(id)
@@ -445,13 +445,13 @@ class GameReplayApi(APIView):
             GAME_ID,
             OpenApiParameter("download", OpenApiTypes.BOOL, required=False),
         ],
-        responses={200: ReplayOut, **error_responses(401, 403, 404, 409)},
+        responses={200: ReplayOut, **error_responses(400, 401, 403, 404, 409)},
     )
     def get(self, request: Request, id: int) -> Response:
         game = _game_or_404(id)
         selectors.seat_of_or_403(game=game, user=request.user)
         response = Response(selectors.game_replay(game=game))
-        if request.query_params.get("download", "").lower() in {"1", "true", "yes"}:
+        if query_bool(request.query_params, "download"):
             response["Content-Disposition"] = f'attachment; filename="uno-game-{game.pk}.json"'
         return response
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import django_filters
 from django.db.models import QuerySet
 
+from arena.strict import StrictFilterForm
 from games.models import Game, GameStatus
 
 
@@ -18,6 +19,7 @@ class GameFilter(django_filters.FilterSet):
     class Meta:
         model = Game
         fields = ("status", "mine", "open_seats")
+        form = StrictFilterForm
 
     def filter_mine(self, queryset: QuerySet[Game], name: str, value: bool) -> QuerySet[Game]:
         if not value:

@@ -8,6 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from arena.strict import QuerySerializer
 from games import services
 from games.models import (
     DEFAULT_MAX_STRIKES,
@@ -205,7 +206,7 @@ class EventOut(serializers.ModelSerializer):
         fields = ("version", "kind", "seat", "data", "created_at")
 
 
-class EventsQuery(serializers.Serializer):
+class EventsQuery(QuerySerializer):
     since = serializers.IntegerField(min_value=0, default=0, help_text="Last version you saw.")
     wait = serializers.FloatField(
         min_value=0, max_value=25, default=0,
@@ -213,7 +214,7 @@ class EventsQuery(serializers.Serializer):
     )
 
 
-class ViewQuery(serializers.Serializer):
+class ViewQuery(QuerySerializer):
     wait = serializers.FloatField(
         min_value=0, max_value=25, default=0,
         help_text="With `If-None-Match`: seconds to wait for a change before answering 304 "

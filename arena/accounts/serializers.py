@@ -3,14 +3,16 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from arena.strict import StrictCharField, StrictIntegerField, StrictRegexField
+
 MAX_TOKEN_SECONDS = 10 * 365 * 24 * 3600
 
 
 class SignupInput(serializers.Serializer):
-    username = serializers.RegexField(
+    username = StrictRegexField(
         r"^[\w.@+-]+\Z", max_length=150, help_text="Letters, digits and @/./+/-/_ only."
     )
-    password = serializers.CharField(write_only=True, style={"input_type": "password"})
+    password = StrictCharField(write_only=True, style={"input_type": "password"})
 
 
 class UserOut(serializers.ModelSerializer):
@@ -20,11 +22,11 @@ class UserOut(serializers.ModelSerializer):
 
 
 class TokenCreateInput(serializers.Serializer):
-    username = serializers.CharField(
+    username = StrictCharField(
         required=False, help_text="With `password`, instead of HTTP Basic auth."
     )
-    password = serializers.CharField(required=False, write_only=True)
-    expires_in = serializers.IntegerField(
+    password = StrictCharField(required=False, write_only=True)
+    expires_in = StrictIntegerField(
         min_value=60, max_value=MAX_TOKEN_SECONDS, required=False, allow_null=True,
         help_text="Lifetime in seconds; omit for a token that lives until revoked.",
     )
