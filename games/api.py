@@ -28,6 +28,7 @@ from rest_framework.views import APIView
 from arena.api_errors import error_body, error_responses
 from arena.strict import StrictPageNumberPagination, query_bool
 from games import selectors, services
+from games import uno as engine
 from games.filters import GameFilter
 from games.idempotency import MAX_KEY_LENGTH, idempotent_call, request_fingerprint
 from games.models import Game, MoveRecord
@@ -275,14 +276,14 @@ def _if_none_match(request: Request) -> list[str]:
     return [tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()]
 
 
-def _view_body(game: Game, seat: int) -> dict[str, Any]:
+def _view_body(game: Game, seat: int, view: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "game": game.pk,
         "version": game.version,
         "seat": seat,
         "status": game.status,
         "turn_deadline": game.turn_deadline,
-        "view": selectors.game_view(game=game, seat=seat),
+        "view": selectors.game_view(game=game, seat=seat) if view is None else view,
     }
 
 
@@ -373,7 +374,7 @@ class GameMovesApi(generics.GenericAPIView):
 
         if not key:
             status_code, body = produce()
-            return Response(body, status=status_code)
+            return _move_response(body, status_code)
         if len(key) > MAX_KEY_LENGTH:
             raise ValidationError({"Idempotency-Key": [f"at most {MAX_KEY_LENGTH} characters"]})
         fingerprint = request_fingerprint(
@@ -382,7 +383,7 @@ class GameMovesApi(generics.GenericAPIView):
         status_code, body, replayed = idempotent_call(
             user=request.user, key=key, fingerprint=fingerprint, game_id=game.pk, produce=produce
         )
-        response = Response(body, status=status_code)
+        response = _move_response(body, status_code)
         if replayed:
             response["Idempotent-Replayed"] = "true"
         return response
@@ -390,14 +391,26 @@ class GameMovesApi(generics.GenericAPIView):
     def _play(self, request: Request, game: Game, seat: int) -> dict[str, Any]:
         body = MoveInput(data=request.data)
         body.is_valid(raise_exception=True)
-        record = services.move_play(
+        played = services.move_play(
             game_id=game.pk,
             seat=seat,
             move=body.validated_data["move"],
             expected_version=body.validated_data["version"],
         )
-        fresh = Game.objects.get(pk=game.pk)
-        return {**_view_body(fresh, seat), "played": MoveRecordOut(record).data}
+        # The view comes from the state the move produced: nothing is read back.
+        view = engine.view(played.state, seat)
+        return {**_view_body(played.game, seat, view), "played": MoveRecordOut(played.record).data}
+
+
+def _move_response(body: Any, status_code: int) -> Response:
+    response = Response(body, status=status_code)
+    if status_code == status.HTTP_201_CREATED:
+        # The body is the mover's view at the new version: its ETag lets the client long-poll
+        # (`view?wait=` with If-None-Match) without fetching the same view again.
+        response["ETag"] = selectors.etag(
+            game_id=body["game"], version=body["version"], seat=body["seat"]
+        )
+    return response
 
 
 class GameEventsApi(APIView):

@@ -70,7 +70,12 @@ def game_view(*, game: Game, seat: int) -> dict[str, Any]:
 
 
 def view_etag(*, game: Game, seat: int) -> str:
-    return f'"{game.pk}-{game.version}-{seat}"'
+    return etag(game_id=game.pk, version=game.version, seat=seat)
+
+
+def etag(*, game_id: int, version: int, seat: int) -> str:
+    """The ETag of one seat's view at one version (the view changes with every version)."""
+    return f'"{game_id}-{version}-{seat}"'
 
 
 def move_list(*, game: Game) -> QuerySet[MoveRecord]:
@@ -102,7 +107,7 @@ def version_wait(*, game_id: int, since: int, wait: float) -> int:
             row = Game.objects.filter(pk=game_id).values_list(
                 "version", "status", "turn_deadline"
             )
-            version, status, turn_deadline = row.get()
+            version, status, turn_deadline = row.get()  # DoesNotExist if the game was deleted
             if version > since:
                 return version
             running = status == GameStatus.RUNNING
