@@ -251,18 +251,13 @@ class GameViewApi(APIView):
     def get(self, request: Request, id: int) -> HttpResponse:
         query = ViewQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        game = _game_or_404(id)
-        seat = selectors.seat_of_or_403(game=game, user=request.user)
+        known = _if_none_match(request)
+        seat = selectors.seat_view_wait(
+            game_id=id, user=request.user, known=known, wait=query.validated_data["wait"]
+        )
+        game = seat.game
         etag = selectors.view_etag(game=game, seat=seat.index)
-        wait = query.validated_data["wait"]
-        seen = etag in _if_none_match(request)
-        # Long poll: the client already has this version; answer when it changes.
-        if wait and seen and selectors.version_wait(
-            game_id=game.pk, since=game.version, wait=wait
-        ) > game.version:
-            game = _game_or_404(id)
-            etag = selectors.view_etag(game=game, seat=seat.index)
-        if etag in _if_none_match(request):
+        if etag in known:
             response = HttpResponse(status=status.HTTP_304_NOT_MODIFIED)
             response["ETag"] = etag
             return response
@@ -360,39 +355,37 @@ class GameMovesApi(generics.GenericAPIView):
         ],
     )
     def post(self, request: Request, id: int) -> Response:
-        game = _game_or_404(id)
-        seat = selectors.seat_of_or_403(game=game, user=request.user)
+        seat = selectors.seat_index_of(game_id=id, user=request.user)
         key = request.headers.get("Idempotency-Key")
+        if not key:
+            return _move_response(self._play(request, id, seat), status.HTTP_201_CREATED)
 
         def produce() -> tuple[int, Any]:
             try:
-                body = self._play(request, game, seat.index)
+                body = self._play(request, id, seat)
             except APIException as exc:
                 return exc.status_code, error_body(exc)
             # Plain JSON, so a replayed response is the same JSON as the first one.
             return status.HTTP_201_CREATED, json.loads(json.dumps(body, cls=JSONEncoder))
 
-        if not key:
-            status_code, body = produce()
-            return _move_response(body, status_code)
         if len(key) > MAX_KEY_LENGTH:
             raise ValidationError({"Idempotency-Key": [f"at most {MAX_KEY_LENGTH} characters"]})
         fingerprint = request_fingerprint(
             method=request.method or "POST", path=request.path, body=request.data
         )
         status_code, body, replayed = idempotent_call(
-            user=request.user, key=key, fingerprint=fingerprint, game_id=game.pk, produce=produce
+            user=request.user, key=key, fingerprint=fingerprint, game_id=id, produce=produce
         )
         response = _move_response(body, status_code)
         if replayed:
             response["Idempotent-Replayed"] = "true"
         return response
 
-    def _play(self, request: Request, game: Game, seat: int) -> dict[str, Any]:
+    def _play(self, request: Request, game_id: int, seat: int) -> dict[str, Any]:
         body = MoveInput(data=request.data)
         body.is_valid(raise_exception=True)
         played = services.move_play(
-            game_id=game.pk,
+            game_id=game_id,
             seat=seat,
             move=body.validated_data["move"],
             expected_version=body.validated_data["version"],

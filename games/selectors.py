@@ -4,7 +4,10 @@ hidden state (hands, deck, seed) is only read out in ``game_replay``, once the g
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections.abc import Container
+from datetime import datetime
+from typing import Any, NoReturn
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
@@ -62,6 +65,73 @@ def seat_of_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Sea
     return seat
 
 
+def seat_index_of(*, game_id: int, user: AbstractBaseUser | AnonymousUser) -> int:
+    """The user's seat number at a game (one light query); 404 without such a game, 403
+    without a seat at it."""
+    index = Seat.objects.filter(game_id=game_id, user_id=user.pk).values_list("index", flat=True)
+    found = index.first()
+    if found is None:
+        _raise_missing(game_id)
+    return found
+
+
+def seat_with_game(*, game_id: int, user: AbstractBaseUser | AnonymousUser) -> Seat:
+    """The user's seat with its game loaded in the same query, an overdue turn clock settled
+    first. 404 without such a game, 403 without a seat at it."""
+    seat = Seat.objects.select_related("game").filter(game_id=game_id, user_id=user.pk).first()
+    if seat is None:
+        _raise_missing(game_id)
+    if services.turn_clock_overdue(seat.game) and services.turn_clock_enforce(game_id=game_id):
+        seat = Seat.objects.select_related("game").get(pk=seat.pk)
+    return seat
+
+
+def _raise_missing(game_id: int) -> NoReturn:
+    if not Game.objects.filter(pk=game_id).exists():
+        raise Game.DoesNotExist(f"No game {game_id}.")
+    raise NotAPlayer()
+
+
+def seat_view_wait(
+    *, game_id: int, user: AbstractBaseUser | AnonymousUser, known: Container[str], wait: float
+) -> Seat:
+    """Like ``seat_with_game``; but when the client already holds this version's view (its
+    ETag is in ``known``), first wait up to ``wait`` seconds for the game to change."""
+    if wait <= 0:
+        return seat_with_game(game_id=game_id, user=user)
+    # Subscribe before reading: a change committed after the read still sets the event.
+    with notify.subscription(game_id) as changed:
+        seat = seat_with_game(game_id=game_id, user=user)
+        if view_etag(game=seat.game, seat=seat.index) not in known:
+            return seat
+        if _wait_for_change(seat.game, changed, wait):
+            seat = seat_with_game(game_id=game_id, user=user)
+        return seat
+
+
+def _wait_for_change(game: Game, changed: threading.Event, wait: float) -> bool:
+    """Block until ``game`` changes (True) or ``wait`` seconds pass (False). Woken by
+    ``notify``; re-reads the version now and then in case a notification was lost, and
+    settles the turn clock when it runs out (so a table never freezes)."""
+    deadline = clock.monotonic() + min(wait, LONG_POLL_MAX_SECONDS)
+    while True:
+        left = deadline - clock.monotonic()
+        if left <= 0:
+            return False
+        until_clock = _seconds_to_deadline(game.turn_deadline, left)
+        if clock.wait(changed, max(0.01, min(left, LONG_POLL_RECHECK, until_clock))):
+            return True
+        if services.turn_clock_enforce(game_id=game.pk):
+            return True
+        current = Game.objects.filter(pk=game.pk).values_list("version", flat=True).get()
+        if current != game.version:
+            return True
+
+
+def _seconds_to_deadline(deadline: datetime | None, otherwise: float) -> float:
+    return otherwise if deadline is None else (deadline - clock.now()).total_seconds()
+
+
 def game_view(*, game: Game, seat: int) -> dict[str, Any]:
     """The engine's view for one seat; None-like empty dict before the deal."""
     if game.state is None:
@@ -98,29 +168,14 @@ def events_wait(*, game_id: int, since: int, wait: float) -> list[GameEvent]:
 
 def version_wait(*, game_id: int, since: int, wait: float) -> int:
     """The game's version as soon as it exceeds ``since``, or when ``wait`` seconds (at most
-    ``LONG_POLL_MAX_SECONDS``) have passed. Woken at once by ``notify`` when the game
-    changes; settles an overdue turn clock while waiting (a table never freezes)."""
-    deadline = clock.monotonic() + min(max(wait, 0.0), LONG_POLL_MAX_SECONDS)
+    ``LONG_POLL_MAX_SECONDS``) have passed."""
     with notify.subscription(game_id) as changed:
-        while True:
-            changed.clear()
-            row = Game.objects.filter(pk=game_id).values_list(
-                "version", "status", "turn_deadline"
-            )
-            version, status, turn_deadline = row.get()  # DoesNotExist if the game was deleted
-            if version > since:
-                return version
-            running = status == GameStatus.RUNNING
-            overdue = running and turn_deadline is not None and turn_deadline <= clock.now()
-            if overdue and services.turn_clock_enforce(game_id=game_id):
-                continue
-            left = deadline - clock.monotonic()
-            if left <= 0:
-                return version
-            until_clock = (
-                (turn_deadline - clock.now()).total_seconds() if turn_deadline else left
-            )
-            clock.wait(changed, max(0.01, min(left, LONG_POLL_RECHECK, until_clock)))
+        game = Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
+        if game.version > since or wait <= 0:
+            return game.version
+        if not _wait_for_change(game, changed, wait):
+            return game.version
+    return int(Game.objects.filter(pk=game_id).values_list("version", flat=True).get())
 
 
 def game_replay(*, game: Game) -> dict[str, Any]:
