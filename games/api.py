@@ -31,7 +31,7 @@ from games import selectors, services
 from games import uno as engine
 from games.filters import GameFilter
 from games.idempotency import MAX_KEY_LENGTH, idempotent_call, request_fingerprint
-from games.models import Game, MoveRecord
+from games.models import Game, GameStatus, MoveRecord
 from games.serializers import (
     EventOut,
     EventsOut,
@@ -41,6 +41,7 @@ from games.serializers import (
     JoinInput,
     MoveInput,
     MovePlayedOut,
+    MoveQuery,
     MoveRecordOut,
     ReplayOut,
     ViewOut,
@@ -323,10 +324,16 @@ class GameMovesApi(generics.GenericAPIView):
             "* 400 `malformed_move` / `invalid`: not a move at all.\n\n"
             "With an `Idempotency-Key` header a retried request returns the first response "
             "instead of playing twice; the same key with a different request is a 422 "
-            "`idempotency_key_reused`."
+            "`idempotency_key_reused`. (A replayed response is the view right after the move, "
+            "without any `wait`.)\n\n"
+            "With `wait`, the answer comes when the game changes again after your move (or "
+            "when the wait ends), carrying your view at that version: a bot can play a whole "
+            "game with one request per move. If the next decision is yours anyway (a Skip, "
+            "a drawn card to play or keep) it answers at once."
         ),
         parameters=[
             GAME_ID,
+            MoveQuery,
             OpenApiParameter(
                 "Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
                 description="Any unique string (e.g. a UUID) per intended move.",
@@ -355,10 +362,14 @@ class GameMovesApi(generics.GenericAPIView):
         ],
     )
     def post(self, request: Request, id: int) -> Response:
+        query = MoveQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        wait = query.validated_data["wait"]
         seat = selectors.seat_index_of(game_id=id, user=request.user)
         key = request.headers.get("Idempotency-Key")
         if not key:
-            return _move_response(self._play(request, id, seat), status.HTTP_201_CREATED)
+            body = self._play(request, id, seat)
+            return _move_response(self._wait(request, body, wait), status.HTTP_201_CREATED)
 
         def produce() -> tuple[int, Any]:
             try:
@@ -376,10 +387,26 @@ class GameMovesApi(generics.GenericAPIView):
         status_code, body, replayed = idempotent_call(
             user=request.user, key=key, fingerprint=fingerprint, game_id=id, produce=produce
         )
+        if status_code == status.HTTP_201_CREATED and not replayed:
+            body = self._wait(request, body, wait)
         response = _move_response(body, status_code)
         if replayed:
             response["Idempotent-Replayed"] = "true"
         return response
+
+    def _wait(self, request: Request, played: dict[str, Any], wait: float) -> dict[str, Any]:
+        """Play-and-wait: after the move, hold the answer until the game changes again, unless
+        the decision is already the mover's again (a Skip, a drawn card to play or keep)."""
+        if not wait or played["status"] != GameStatus.RUNNING:
+            return played
+        if played["view"].get("awaiting") == played["seat"]:
+            return played
+        game_id = played["game"]
+        mine = selectors.etag(game_id=game_id, version=played["version"], seat=played["seat"])
+        seat = selectors.seat_view_wait(game_id=game_id, user=request.user, known=[mine], wait=wait)
+        if seat.game.version == played["version"]:
+            return played
+        return {**_view_body(seat.game, seat.index), "played": played["played"]}
 
     def _play(self, request: Request, game_id: int, seat: int) -> dict[str, Any]:
         body = MoveInput(data=request.data)

@@ -99,21 +99,24 @@ def seat_view_wait(
     ETag is in ``known``), first wait up to ``wait`` seconds for the game to change."""
     if wait <= 0:
         return seat_with_game(game_id=game_id, user=user)
+    deadline = clock.monotonic() + min(wait, LONG_POLL_MAX_SECONDS)
     # Subscribe before reading: a change committed after the read still sets the event.
     with notify.subscription(game_id) as changed:
         seat = seat_with_game(game_id=game_id, user=user)
-        if view_etag(game=seat.game, seat=seat.index) not in known:
-            return seat
-        if _wait_for_change(seat.game, changed, wait):
+        while view_etag(game=seat.game, seat=seat.index) in known:
+            if not _wait_for_change(seat.game, changed, deadline):
+                break
+            # Clear before re-reading, so a change after the read is not missed. A wake-up
+            # may be stale (e.g. the notification of the client's own move): then wait on.
+            changed.clear()
             seat = seat_with_game(game_id=game_id, user=user)
         return seat
 
 
-def _wait_for_change(game: Game, changed: threading.Event, wait: float) -> bool:
-    """Block until ``game`` changes (True) or ``wait`` seconds pass (False). Woken by
-    ``notify``; re-reads the version now and then in case a notification was lost, and
-    settles the turn clock when it runs out (so a table never freezes)."""
-    deadline = clock.monotonic() + min(wait, LONG_POLL_MAX_SECONDS)
+def _wait_for_change(game: Game, changed: threading.Event, deadline: float) -> bool:
+    """Block until ``game`` probably changed (True) or the monotonic ``deadline`` (False).
+    Woken by ``notify``; re-reads the version now and then in case a notification was lost,
+    and settles the turn clock when it runs out (so a table never freezes)."""
     while True:
         left = deadline - clock.monotonic()
         if left <= 0:
@@ -169,13 +172,13 @@ def events_wait(*, game_id: int, since: int, wait: float) -> list[GameEvent]:
 def version_wait(*, game_id: int, since: int, wait: float) -> int:
     """The game's version as soon as it exceeds ``since``, or when ``wait`` seconds (at most
     ``LONG_POLL_MAX_SECONDS``) have passed."""
+    deadline = clock.monotonic() + min(max(wait, 0.0), LONG_POLL_MAX_SECONDS)
     with notify.subscription(game_id) as changed:
         game = Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
-        if game.version > since or wait <= 0:
-            return game.version
-        if not _wait_for_change(game, changed, wait):
-            return game.version
-    return int(Game.objects.filter(pk=game_id).values_list("version", flat=True).get())
+        while game.version <= since and _wait_for_change(game, changed, deadline):
+            changed.clear()
+            game = Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
+    return game.version
 
 
 def game_replay(*, game: Game) -> dict[str, Any]:

@@ -222,6 +222,15 @@ class ViewQuery(QuerySerializer):
     )
 
 
+class MoveQuery(QuerySerializer):
+    wait = serializers.FloatField(
+        min_value=0, max_value=25, default=0,
+        help_text="Seconds to wait, after the move is applied, for the game to change again "
+        "(usually: the opponents' replies) before answering; the body is then your view at "
+        "that later version. Play-and-wait: one request per move for a bot (max 25).",
+    )
+
+
 class EventsOut(serializers.Serializer):
     game = serializers.IntegerField()
     version = serializers.IntegerField(help_text="The game's version now.")
