@@ -8,6 +8,8 @@ switch for a real deployment: it turns DEBUG off and requires ``SECRET_KEY`` and
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -117,6 +119,10 @@ else:
                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;"
                 ),
             },
+            # Tests use a file too: an in-memory database shares one cache between threads,
+            # where a concurrent writer fails at once ("table is locked") instead of waiting.
+            # One name per test process: a stale -wal file must never meet a new database.
+            "TEST": {"NAME": str(Path(tempfile.gettempdir()) / f"uno-arena-test-{os.getpid()}.db")},
         }
     }
 

@@ -15,7 +15,7 @@ from django.db.models import Count, Q, QuerySet
 from games import clock, notify, services
 from games import uno as engine
 from games.errors import GameNotOver, NotAPlayer
-from games.models import Game, GameEvent, GameStatus, MoveRecord, Seat
+from games.models import EventKind, Game, GameEvent, GameStatus, MoveRecord, Seat
 
 EVENTS_PAGE = 500
 LONG_POLL_MAX_SECONDS = 25.0
@@ -156,8 +156,24 @@ def move_list(*, game: Game) -> QuerySet[MoveRecord]:
 
 
 def events_since(*, game_id: int, since: int, limit: int = EVENTS_PAGE) -> list[GameEvent]:
-    return list(
+    """The public events after version ``since``: lifecycle events and moves, by version."""
+    events = list(
         GameEvent.objects.filter(game_id=game_id, version__gt=since).order_by("version")[:limit]
+    )
+    moves = MoveRecord.objects.filter(game_id=game_id, version__gt=since).order_by("version")
+    events += [_move_event(record) for record in moves[:limit]]
+    return sorted(events, key=lambda event: event.version)[:limit]
+
+
+def _move_event(record: MoveRecord) -> GameEvent:
+    """A move as an event (not saved: the move log is the record)."""
+    return GameEvent(
+        game_id=record.game_id,
+        version=record.version,
+        kind=EventKind.MOVE,
+        seat=record.seat,
+        data={"number": record.number, "move": record.move, "source": record.source},
+        created_at=record.created_at,
     )
 
 

@@ -4,7 +4,8 @@ through these functions; each is one transaction, so nothing is ever half-writte
 Serialisation: every write locks the game row (``select_for_update``) first, and a move also
 compares the client's version, so two racing requests can never both apply a move.
 
-Every change appends one public ``GameEvent`` and bumps ``Game.version`` by one.
+Every change bumps ``Game.version`` by one and is recorded under that version: a move as its
+``MoveRecord``, anything else (joins, start, strikes, the end) as a ``GameEvent``.
 """
 
 from __future__ import annotations
@@ -63,12 +64,17 @@ def _lock(game_id: int) -> Game:
     return Game.objects.select_for_update().get(pk=game_id)
 
 
-def _event(game: Game, kind: str, *, seat: int | None = None, **data: Any) -> GameEvent:
-    """Append a public event; the caller saves the game (whose version this bumps)."""
+def _bump(game: Game) -> int:
+    """The game's next version; the caller records what happened under it and saves."""
     game.version += 1
     notify.announce(game.pk)
+    return game.version
+
+
+def _event(game: Game, kind: str, *, seat: int | None = None, **data: Any) -> GameEvent:
+    """Append a public event (anything but a move: moves are their own records)."""
     return GameEvent.objects.create(
-        game=game, version=game.version, kind=kind, seat=seat, data=data
+        game=game, version=_bump(game), kind=kind, seat=seat, data=data
     )
 
 
@@ -309,10 +315,9 @@ def _apply_and_record(
         raise IllegalMoveError(exc.reason) from None
     _sync_public(game, state)
     game.move_count += 1
-    _event(game, EventKind.MOVE, seat=seat, number=game.move_count, move=move.to_json(),
-           source=source)
+    # The move record is the move's event too (``selectors.events_since`` merges the two).
     return MoveRecord.objects.create(
-        game=game, number=game.move_count, version=game.version, seat=seat,
+        game=game, number=game.move_count, version=_bump(game), seat=seat,
         move=move.to_json(), source=source,
     )
 
