@@ -1,12 +1,12 @@
 """Wake long-polling requests the moment their game changes.
 
-A long poll (``events?wait=``, ``view?wait=``) subscribes to its game and sleeps on a
-``threading.Event``. Every change to a game calls ``announce`` inside its transaction:
+A long poll (``events?wait=``, ``view?wait=``, ``moves?wait=``) subscribes to its game and
+sleeps on a ``threading.Event``. Every change to a game bumps its version:
 
-* in this process, waiters are woken when the transaction commits (``on_commit``);
-* on PostgreSQL, ``pg_notify`` tells every other process (gunicorn workers, Celery workers
-  playing the turn clock); NOTIFY is transactional, so nobody wakes for a rolled-back move.
-  Each process runs at most one listener thread, only while it has waiters.
+* in this process, ``announce`` wakes the waiters when the transaction commits (``on_commit``);
+* on PostgreSQL, a trigger on ``games_game.version`` NOTIFYs every process (migration 0002);
+  NOTIFY is transactional, so nobody wakes for a rolled-back move. Each process runs at most
+  one listener thread, only while it has waiters.
 
 Waiters still re-read the game's version every ``RECHECK_SECONDS``, so a lost notification
 costs latency, never correctness. SQLite has no cross-process channel: the embedded default
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 
 log = logging.getLogger(__name__)
 
@@ -33,11 +33,9 @@ _listener: _Listener | None = None
 
 
 def announce(game_id: int) -> None:
-    """Tell every waiter of ``game_id`` that it changed, once the current transaction commits."""
+    """Wake this process's waiters of ``game_id`` once the current transaction commits (other
+    processes hear of it from the database trigger)."""
     transaction.on_commit(lambda: _wake(game_id))
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(game_id)])
 
 
 @contextmanager

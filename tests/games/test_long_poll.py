@@ -116,3 +116,37 @@ def test_a_malformed_view_wait_is_a_400(
     response = alice_api.get(f"/api/games/{running_game['id']}/view/?wait={wait}")
     assert response.status_code == 400
     assert response.json()["code"] == "invalid"
+
+
+@pytest.mark.postgres
+def test_a_committed_version_change_is_notified_to_other_processes(
+    running_game: dict[str, Any],
+) -> None:
+    from django.db.models import F
+
+    from games.models import Game
+
+    game_id = running_game["id"]
+    with psycopg.connect(**connection.get_connection_params(), autocommit=True) as listener:
+        listener.execute(f"LISTEN {notify.CHANNEL}")
+        Game.objects.filter(pk=game_id).update(version=F("version") + 1)
+        notes = list(listener.notifies(timeout=5, stop_after=1))
+    assert [note.payload for note in notes] == [str(game_id)]
+
+
+@pytest.mark.postgres
+def test_a_rolled_back_change_is_not_notified(running_game: dict[str, Any]) -> None:
+    from django.db import transaction
+    from django.db.models import F
+
+    from games.models import Game
+
+    class Rollback(Exception):
+        pass
+
+    with psycopg.connect(**connection.get_connection_params(), autocommit=True) as listener:
+        listener.execute(f"LISTEN {notify.CHANNEL}")
+        with pytest.raises(Rollback), transaction.atomic():
+            Game.objects.filter(pk=running_game["id"]).update(version=F("version") + 1)
+            raise Rollback
+        assert list(listener.notifies(timeout=0.5)) == []
