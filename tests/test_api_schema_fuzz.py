@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import os
 import random
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -128,12 +129,25 @@ def world(
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     cache.clear()
-    # The long poll (`wait` up to 25 s) must not really sleep: its sleep advances a fake
-    # monotonic clock instead, so a fuzzed `wait=25` costs a hundred quick polls, not 25 s.
+    # Long polls (`wait` up to 25 s) must not really block: sleeping or waiting for a change
+    # advances a fake monotonic clock instead, so a fuzzed `wait=25` costs a few quick
+    # re-reads, not 25 s.
     offset = [0.0]
     real_monotonic = clock.monotonic
+
+    def sleep(seconds: float) -> None:
+        offset[0] += seconds
+
+    def wait(event: threading.Event, seconds: float) -> bool:
+        if event.is_set():
+            return True
+        sleep(seconds)
+        return False
+
     monkeypatch.setattr(clock, "monotonic", lambda: real_monotonic() + offset[0])
-    monkeypatch.setattr(clock, "sleep", lambda seconds: offset.__setitem__(0, offset[0] + seconds))
+    monkeypatch.setattr(clock, "sleep", sleep)
+    if hasattr(clock, "wait"):
+        monkeypatch.setattr(clock, "wait", wait)
 
     def started(creator: Any, other: Any, seed: int) -> Game:
         game = services.game_create(user=creator, options={"single_hand": True}, seats=2)
@@ -230,29 +244,30 @@ def api(world: World) -> Any:
     return client
 
 
-@pytest.mark.parametrize(
-    "url, field",
-    [
-        ("/api/games/?page_size=null", "page_size"),
-        ("/api/games/?page_size=0", "page_size"),
-        ("/api/games/?page_size=101", "page_size"),
-        ("/api/games/?status=", "status"),
-        ("/api/games/?mine=", "mine"),
-        ("/api/games/?open_seats=maybe", "open_seats"),
-        ("/api/games/{running}/moves/?page_size=x", "page_size"),
-        ("/api/games/{running}/moves/?page_size=1001", "page_size"),
-        ("/api/games/{running}/events/?since=", "since"),
-        ("/api/games/{running}/events/?wait=", "wait"),
-        ("/api/games/{finished}/replay/?download=perhaps", "download"),
-    ],
-)
+QUERY_REFUSALS = [
+    ("/api/games/?page_size=null", "page_size"),
+    ("/api/games/?page_size=0", "page_size"),
+    ("/api/games/?page_size=101", "page_size"),
+    ("/api/games/?status=", "status"),
+    ("/api/games/?mine=", "mine"),
+    ("/api/games/?open_seats=maybe", "open_seats"),
+    ("/api/games/{running}/moves/?page_size=x", "page_size"),
+    ("/api/games/{running}/moves/?page_size=1001", "page_size"),
+    ("/api/games/{running}/events/?since=", "since"),
+    ("/api/games/{running}/events/?wait=", "wait"),
+    ("/api/games/{running}/view/?wait=", "wait"),
+    ("/api/games/{finished}/replay/?download=perhaps", "download"),
+]
+
+
 def test_query_values_the_schema_forbids_are_a_400_naming_the_parameter(
-    api: Any, world: World, url: str, field: str
+    api: Any, world: World
 ) -> None:
-    response = api.get(url.format(**world.games))
-    assert response.status_code == 400, response.content
-    assert response.json()["code"] == "invalid"
-    assert field in response.json()["fields"]
+    for url, field in QUERY_REFUSALS:
+        response = api.get(url.format(**world.games))
+        assert response.status_code == 400, (url, response.content)
+        assert response.json()["code"] == "invalid", url
+        assert field in response.json()["fields"], url
 
 
 def test_a_blank_page_is_an_invalid_page_not_page_one(api: Any) -> None:
@@ -262,23 +277,21 @@ def test_a_blank_page_is_an_invalid_page_not_page_one(api: Any) -> None:
     assert api.get("/api/games/?page_size=100&page=1&mine=true").status_code == 200
 
 
-@pytest.mark.parametrize(
-    "url, body, field",
-    [
-        ("/api/accounts/", {"username": 0, "password": "a long pass 42"}, "username"),
-        ("/api/accounts/", {"username": "zed", "password": 1234567890123}, "password"),
-        # Authenticated by token the body's credentials are not needed, but still checked.
-        ("/api/tokens/", {"username": 7}, "username"),
-        ("/api/tokens/", {"password": ["x"]}, "password"),
-        ("/api/tokens/", {"expires_in": "3600"}, "expires_in"),
-    ],
-)
-def test_json_bodies_of_the_wrong_type_are_refused(
-    api: Any, url: str, body: dict[str, Any], field: str
-) -> None:
-    response = api.post(url, body, format="json")
-    assert response.status_code == 400, response.content
-    assert field in response.json()["fields"]
+BODY_REFUSALS = [
+    ("/api/accounts/", {"username": 0, "password": "a long pass 42"}, "username"),
+    ("/api/accounts/", {"username": "zed", "password": 1234567890123}, "password"),
+    # Authenticated by token the body's credentials are not needed, but still checked.
+    ("/api/tokens/", {"username": 7}, "username"),
+    ("/api/tokens/", {"password": ["x"]}, "password"),
+    ("/api/tokens/", {"expires_in": "3600"}, "expires_in"),
+]
+
+
+def test_json_bodies_of_the_wrong_type_are_refused(api: Any) -> None:
+    for url, body, field in BODY_REFUSALS:
+        response = api.post(url, body, format="json")
+        assert response.status_code == 400, (url, body, response.content)
+        assert field in response.json()["fields"], (url, body)
 
 
 def test_an_api_path_with_a_newline_is_a_json_404(api: Any) -> None:
