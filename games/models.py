@@ -84,7 +84,7 @@ class Seat(models.Model):
     joined_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        ordering = ("game", "index")
+        ordering = ("game_id", "index")  # game_id: "game" would join to sort by Game.ordering
         constraints = [
             models.UniqueConstraint(fields=("game", "index"), name="seat_unique_index"),
             models.UniqueConstraint(
@@ -120,7 +120,7 @@ class MoveRecord(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ("game", "number")
+        ordering = ("game_id", "number")
         constraints = [
             models.UniqueConstraint(fields=("game", "number"), name="move_unique_number")
         ]
@@ -151,7 +151,7 @@ class GameEvent(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ("game", "version")
+        ordering = ("game_id", "version")
         constraints = [
             models.UniqueConstraint(fields=("game", "version"), name="event_unique_version")
         ]

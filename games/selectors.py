@@ -68,8 +68,8 @@ def seat_of_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Sea
 def seat_index_of(*, game_id: int, user: AbstractBaseUser | AnonymousUser) -> int:
     """The user's seat number at a game (one light query); 404 without such a game, 403
     without a seat at it."""
-    index = Seat.objects.filter(game_id=game_id, user_id=user.pk).values_list("index", flat=True)
-    found = index.first()
+    mine = Seat.objects.filter(game_id=game_id, user_id=user.pk)
+    found = mine.values_list("index", flat=True).first()
     if found is None:
         _raise_missing(game_id)
     return found
