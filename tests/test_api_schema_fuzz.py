@@ -69,7 +69,7 @@ EXCLUDED_CHECKS = [
 
 # --- data the fuzzer can hit ------------------------------------------------------------------
 class World:
-    """Ids of the objects created for the current test, read by the hooks below."""
+    """Token and ids of the objects created for the current test, read by `steer` below."""
 
     token: str = ""
     games: dict[str, int] = {}
