@@ -5,10 +5,13 @@ Run: ``python bench/api.py [--clients 16] [--seconds 20]``. It needs PostgreSQL:
 /usr/lib/postgresql/15/bin (as CI does). It starts gunicorn (``--workers`` processes with
 ``--threads`` threads each) on 127.0.0.1, then alternates two loads for the same time:
 
-* api: ``clients`` players, in pairs, each pair playing single-hand games to the end. A
-  player long-polls its view (``view?wait=`` with If-None-Match) and, when awaited, posts a
-  random legal move (uniform among plays when it has one, else among all legal moves).
-  Figures: applied moves/s and the latency of the move POSTs.
+* api: ``clients`` players, in pairs, each pair playing single-hand games to the end, as the
+  docs tell a bot to: when awaited, it posts a random legal move (uniform among plays when it
+  has one, else among all legal moves) with ``?wait=`` (play-and-wait: the answer is its view
+  after the opponent's reply), otherwise it long-polls ``view?wait=`` with If-None-Match.
+  Figures: applied moves/s, and move latency from sending the POST to the server recording
+  the move (the record's ``created_at``; same machine, same clock), since a play-and-wait
+  answer only comes after the opponent's reply.
 * bare: ``clients`` threads POSTing to ``/bench/bare/<id>/`` (token auth, one indexed SELECT,
   one UPDATE) as fast as they can.
 
