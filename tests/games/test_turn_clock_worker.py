@@ -1,0 +1,65 @@
+"""The turn clock with the real thing: a Celery worker process on Redis plays for a player
+who never comes back, with nobody reading the game (CI runs this; it needs both services)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from arena.celery import app as celery_app
+from games.models import Game, MoveRecord, MoveSource
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    return f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+@pytest.fixture
+def worker(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A worker process on its own queue, so it sees only this test's tasks."""
+    queue = f"turn-clock-test-{uuid.uuid4().hex}"
+    monkeypatch.setitem(celery_app.conf, "task_default_queue", queue)
+    env = {**os.environ, "DATABASE_URL": _database_url()}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
+         "--loglevel=WARNING", "-Q", queue],
+        cwd=ROOT, env=env,
+    )
+    yield process
+    process.terminate()
+    process.wait(20)
+
+
+def test_a_worker_plays_the_default_move_when_the_clock_runs_out(
+    alice_api: APIClient, bob_api: APIClient, worker: Any
+) -> None:
+    created = alice_api.post(
+        "/api/games/", {"seats": 2, "turn_seconds": 1, "options": {"single_hand": True}},
+        format="json",
+    ).json()
+    assert bob_api.post(f"/api/games/{created['id']}/join/").status_code == 200
+    started = alice_api.post(f"/api/games/{created['id']}/start/").json()
+    # Nobody plays and nobody reads the game: only the worker can move it on.
+    for _ in range(300):  # bounded: at most 30 s
+        if MoveRecord.objects.filter(game_id=started["id"], source=MoveSource.CLOCK).exists():
+            break
+        time.sleep(0.1)
+    clock_moves = MoveRecord.objects.filter(game_id=started["id"], source=MoveSource.CLOCK)
+    assert clock_moves.exists(), "the worker never played for the absent player"
+    game = Game.objects.get(pk=started["id"])
+    assert game.version > started["version"]
+    assert game.seats.get(index=clock_moves.first().seat).strikes >= 1
