@@ -21,6 +21,12 @@ def _view(client: APIClient, game_id: int) -> dict[str, Any]:
     return response.json()
 
 
+def _awaited(clients: list[APIClient], game_id: int) -> tuple[int, APIClient, dict[str, Any]]:
+    """The seat the game waits for, its client, and that client's view."""
+    seat = _view(clients[0], game_id)["view"]["awaiting"]
+    return seat, clients[seat], _view(clients[seat], game_id)
+
+
 def _post(client: APIClient, game_id: int, version: int, move: Any, **headers: str) -> Any:
     return client.post(
         f"/api/games/{game_id}/moves/", {"version": version, "move": move}, format="json",
@@ -68,9 +74,8 @@ def test_a_move_returns_my_new_view_and_the_record(
 ) -> None:
     gid = running_game["id"]
     clients = [alice_api, bob_api]
-    seat = _view(alice_api, gid)["view"]["awaiting"]
-    body = _view(clients[seat], gid)
-    response = _post(clients[seat], gid, body["version"], body["view"]["legal_moves"][0])
+    _, mover, body = _awaited(clients, gid)
+    response = _post(mover, gid, body["version"], body["view"]["legal_moves"][0])
     assert response.status_code == 201, response.content
     out = response.json()
     assert out["version"] > body["version"]
@@ -83,9 +88,8 @@ def test_it_rejects_a_stale_version_with_the_current_one(
 ) -> None:
     gid = running_game["id"]
     clients = [alice_api, bob_api]
-    seat = _view(alice_api, gid)["view"]["awaiting"]
-    body = _view(clients[seat], gid)
-    response = _post(clients[seat], gid, body["version"] - 1, body["view"]["legal_moves"][0])
+    _, mover, body = _awaited(clients, gid)
+    response = _post(mover, gid, body["version"] - 1, body["view"]["legal_moves"][0])
     assert response.status_code == 409
     assert response.json() == {
         "code": "stale_version",
@@ -112,9 +116,8 @@ def test_it_rejects_an_illegal_move_with_the_reason(
 ) -> None:
     gid = running_game["id"]
     clients = [alice_api, bob_api]
-    seat = _view(alice_api, gid)["view"]["awaiting"]
-    body = _view(clients[seat], gid)
-    response = _post(clients[seat], gid, body["version"], {"type": "keep"})
+    _, mover, body = _awaited(clients, gid)
+    response = _post(mover, gid, body["version"], {"type": "keep"})
     assert response.status_code == 422
     assert response.json()["code"] == "illegal_move"
     assert response.json()["detail"]
@@ -163,9 +166,8 @@ def test_the_etag_changes_after_a_move(
     gid = running_game["id"]
     etag = alice_api.get(f"/api/games/{gid}/view/")["ETag"]
     clients = [alice_api, bob_api]
-    seat = _view(alice_api, gid)["view"]["awaiting"]
-    body = _view(clients[seat], gid)
-    _post(clients[seat], gid, body["version"], body["view"]["legal_moves"][0])
+    _, mover, body = _awaited(clients, gid)
+    _post(mover, gid, body["version"], body["view"]["legal_moves"][0])
     after = alice_api.get(f"/api/games/{gid}/view/", headers={"If-None-Match": etag})
     assert after.status_code == 200
 
@@ -175,11 +177,10 @@ def test_a_retried_move_with_the_same_idempotency_key_is_played_once(
 ) -> None:
     gid = running_game["id"]
     clients = [alice_api, bob_api]
-    seat = _view(alice_api, gid)["view"]["awaiting"]
-    body = _view(clients[seat], gid)
+    _, mover, body = _awaited(clients, gid)
     move = body["view"]["legal_moves"][0]
-    first = _post(clients[seat], gid, body["version"], move, **{"Idempotency-Key": "k-1"})
-    second = _post(clients[seat], gid, body["version"], move, **{"Idempotency-Key": "k-1"})
+    first = _post(mover, gid, body["version"], move, **{"Idempotency-Key": "k-1"})
+    second = _post(mover, gid, body["version"], move, **{"Idempotency-Key": "k-1"})
     assert first.status_code == second.status_code == 201
     assert first.json() == second.json()
     assert second["Idempotent-Replayed"] == "true"
@@ -191,11 +192,10 @@ def test_an_idempotency_key_reused_for_another_request_is_refused(
 ) -> None:
     gid = running_game["id"]
     clients = [alice_api, bob_api]
-    seat = _view(alice_api, gid)["view"]["awaiting"]
-    body = _view(clients[seat], gid)
-    _post(clients[seat], gid, body["version"], body["view"]["legal_moves"][0],
+    _, mover, body = _awaited(clients, gid)
+    _post(mover, gid, body["version"], body["view"]["legal_moves"][0],
           **{"Idempotency-Key": "k-2"})
-    again = _post(clients[seat], gid, body["version"] + 5, {"type": "draw"},
+    again = _post(mover, gid, body["version"] + 5, {"type": "draw"},
                   **{"Idempotency-Key": "k-2"})
     assert again.status_code == 422
     assert again.json()["code"] == "idempotency_key_reused"
@@ -208,9 +208,8 @@ def test_the_move_log_is_public_and_numbered(
     gid = running_game["id"]
     clients = [alice_api, bob_api]
     for _ in range(3):
-        seat = _view(alice_api, gid)["view"]["awaiting"]
-        body = _view(clients[seat], gid)
-        _post(clients[seat], gid, body["version"], body["view"]["legal_moves"][-1])
+        _, mover, body = _awaited(clients, gid)
+        _post(mover, gid, body["version"], body["view"]["legal_moves"][-1])
     log = charlie_api.get(f"/api/games/{gid}/moves/").json()
     assert [m["number"] for m in log["results"]] == [1, 2, 3]
 
