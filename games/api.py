@@ -93,9 +93,9 @@ def _game_or_404(game_id: int) -> Game:
         raise Http404("No such game.") from None
 
 
-def _game_out(game: Game, request: Request) -> dict[str, Any]:
-    fresh = selectors.game_get(game_id=game.pk)
-    return GameOut(fresh, context={"request": request}).data
+def _game_out(game_id: int, request: Request) -> dict[str, Any]:
+    """The game as it is after a change (the services raise DoesNotExist, a 404, before)."""
+    return GameOut(_game_or_404(game_id), context={"request": request}).data
 
 
 class GamePagination(StrictPageNumberPagination):
@@ -158,7 +158,7 @@ class GameListCreateApi(generics.ListAPIView):
             max_strikes=data["max_strikes"],
             join=data["join"],
         )
-        return Response(_game_out(game, request), status=status.HTTP_201_CREATED)
+        return Response(_game_out(game.pk, request), status=status.HTTP_201_CREATED)
 
 
 class GameDetailApi(APIView):
@@ -186,10 +186,8 @@ class GameJoinApi(APIView):
     def post(self, request: Request, id: int) -> Response:
         body = JoinInput(data=request.data)
         body.is_valid(raise_exception=True)
-        game = _game_or_404(id)
-        index = body.validated_data.get("seat")
-        services.seat_join(game_id=game.pk, user=request.user, index=index)
-        return Response(_game_out(game, request))
+        services.seat_join(game_id=id, user=request.user, index=body.validated_data.get("seat"))
+        return Response(_game_out(id, request))
 
 
 class GameLeaveApi(APIView):
@@ -203,9 +201,8 @@ class GameLeaveApi(APIView):
         responses={200: GameOut, **error_responses(401, 403, 404, 409)},
     )
     def post(self, request: Request, id: int) -> Response:
-        game = _game_or_404(id)
-        services.seat_leave(game_id=game.pk, user=request.user)
-        return Response(_game_out(game, request))
+        services.seat_leave(game_id=id, user=request.user)
+        return Response(_game_out(id, request))
 
 
 class GameStartApi(APIView):
@@ -219,9 +216,8 @@ class GameStartApi(APIView):
         responses={200: GameOut, **error_responses(401, 403, 404, 409)},
     )
     def post(self, request: Request, id: int) -> Response:
-        game = _game_or_404(id)
-        services.game_start(game_id=game.pk, user=request.user)
-        return Response(_game_out(game, request))
+        services.game_start(game_id=id, user=request.user)
+        return Response(_game_out(id, request))
 
 
 class GameViewApi(APIView):
@@ -448,16 +444,15 @@ class GameEventsApi(APIView):
     def get(self, request: Request, id: int) -> Response:
         query = EventsQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        game = _game_or_404(id)
         since = query.validated_data["since"]
-        events = selectors.events_wait(
-            game_id=game.pk, since=since, wait=query.validated_data["wait"]
-        )
-        current = Game.objects.values_list("version", "status").get(pk=game.pk)
+        # A missing game is a DoesNotExist from the wait (a 404); no need to load it first.
+        services.turn_clock_enforce(game_id=id)  # a read settles an overdue clock
+        events = selectors.events_wait(game_id=id, since=since, wait=query.validated_data["wait"])
+        current = Game.objects.values_list("version", "status").get(pk=id)
         last = events[-1].version if events else since
         return Response(
             {
-                "game": game.pk,
+                "game": id,
                 "version": current[0],
                 "status": current[1],
                 "events": EventOut(events, many=True).data,
