@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Count, Q, QuerySet
 
-from games import clock, notify, services
+from games import clock, notify, rows, services
 from games import uno as engine
 from games.errors import GameNotOver, NotAPlayer
 from games.models import EventKind, Game, GameEvent, GameStatus, MoveRecord, Seat
@@ -68,8 +68,7 @@ def seat_of_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Sea
 def seat_index_of(*, game_id: int, user: AbstractBaseUser | AnonymousUser) -> int:
     """The user's seat number at a game (one light query); 404 without such a game, 403
     without a seat at it."""
-    mine = Seat.objects.filter(game_id=game_id, user_id=user.pk)
-    found = mine.values_list("index", flat=True).first()
+    found = rows.seat_index(game_id, user.pk)
     if found is None:
         _raise_missing(game_id)
     return found
@@ -78,11 +77,12 @@ def seat_index_of(*, game_id: int, user: AbstractBaseUser | AnonymousUser) -> in
 def seat_with_game(*, game_id: int, user: AbstractBaseUser | AnonymousUser) -> Seat:
     """The user's seat with its game loaded in the same query, an overdue turn clock settled
     first. 404 without such a game, 403 without a seat at it."""
-    seat = Seat.objects.select_related("game").filter(game_id=game_id, user_id=user.pk).first()
+    seat = rows.seat_with_game(game_id, user.pk)
     if seat is None:
         _raise_missing(game_id)
     if services.turn_clock_overdue(seat.game) and services.turn_clock_enforce(game_id=game_id):
-        seat = Seat.objects.select_related("game").get(pk=seat.pk)
+        seat = rows.seat_with_game(game_id, user.pk)
+        assert seat is not None  # seats are never deleted
     return seat
 
 

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from games import clock, notify
+from games import clock, notify, rows
 from games import uno as engine
 from games.errors import (
     AlreadySeated,
@@ -61,7 +61,7 @@ _MAX_CLOCK_MOVES = 4
 
 # --- helpers ----------------------------------------------------------------------------------
 def _lock(game_id: int) -> Game:
-    return Game.objects.select_for_update().get(pk=game_id)
+    return rows.game_locked(game_id)
 
 
 def _bump(game: Game) -> int:
@@ -137,7 +137,7 @@ def game_create(
     Seat.objects.bulk_create(Seat(game=game, index=i) for i in range(parsed.players))
     if join:
         _seat_take(game, user, None)
-        game.save()
+        rows.game_save(game)
     return game
 
 
@@ -168,7 +168,7 @@ def seat_join(*, game_id: int, user: AbstractBaseUser, index: int | None = None)
     if game.status != GameStatus.OPEN:
         raise GameNotOpen()
     seat = _seat_take(game, user, index)
-    game.save()
+    rows.game_save(game)
     return seat
 
 
@@ -187,7 +187,7 @@ def seat_leave(*, game_id: int, user: AbstractBaseUser) -> Game:
     _event(game, EventKind.LEFT, seat=seat.index, player=user.get_username())
     if not game.seats.filter(user__isnull=False).exists():
         _finish(game, reason="abandoned", status=GameStatus.ABORTED)
-    game.save()
+    rows.game_save(game)
     return game
 
 
@@ -208,7 +208,7 @@ def game_start(*, game_id: int, user: AbstractBaseUser) -> Game:
     game.started_at = clock.now()
     _event(game, EventKind.STARTED, players=_players(game))
     _after_move(game, state, previous_awaiting=None, mover=None)
-    game.save()
+    rows.game_save(game)
     return game
 
 
@@ -269,7 +269,7 @@ def _move_play_locked(
         raise GameNotRunning()
     if expected_version is not None and expected_version != game.version:
         raise StaleVersion(game.version)
-    seats = list(game.seats.all())
+    seats = rows.seats_of(game_id)
     seat_row = next((s for s in seats if s.index == seat), None)
     if seat_row is None:
         raise NotAPlayer()
@@ -302,7 +302,7 @@ def _apply(
     previous_awaiting = state.awaiting
     record = _apply_and_record(game, state, seat, move, source)
     _after_move(game, state, previous_awaiting=previous_awaiting, mover=seat, forfeited=forfeited)
-    game.save()
+    rows.game_save(game)
     return record
 
 
@@ -316,10 +316,10 @@ def _apply_and_record(
     _sync_public(game, state)
     game.move_count += 1
     # The move record is the move's event too (``selectors.events_since`` merges the two).
-    return MoveRecord.objects.create(
+    return rows.move_insert(MoveRecord(
         game=game, number=game.move_count, version=_bump(game), seat=seat,
         move=move.to_json(), source=source,
-    )
+    ))
 
 
 def _after_move(
@@ -419,7 +419,7 @@ def _turn_clock_run(game: Game) -> None:
             _forfeit(game, seat)
     if not game.is_over:
         _after_move(game, state, previous_awaiting=seat_index, mover=seat_index)
-    game.save()
+    rows.game_save(game)
 
 
 def _forfeit(game: Game, seat: Seat) -> None:

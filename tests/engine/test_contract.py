@@ -199,6 +199,21 @@ def random_game_continue(state: GameState, moves: int) -> GameState:
     return state
 
 
+def test_state_from_json_reads_the_older_list_form_of_the_rng() -> None:
+    state, _ = random_game(Options(players=2), 5, 1, max_moves=30)
+    data = state.to_json()
+    version, internal, gauss = state.rng.getstate()
+    older = {**data, "rng": [version, list(internal), gauss]}
+    assert GameState.from_json(json.loads(json.dumps(older))).to_json() == data
+
+
+def test_state_from_json_rejects_a_damaged_rng() -> None:
+    data = new_game(Options(), 1).to_json()
+    version, words, gauss = data["rng"]
+    with pytest.raises(UnoError, match="corrupt game state"):
+        GameState.from_json({**data, "rng": [version, words[:-8], gauss]})
+
+
 def test_replay_rebuilds_the_state_exactly() -> None:
     state, log = random_game(Options(players=4, seven_o=True), 21, 2)
     assert replay(Options(players=4, seven_o=True), 21, log).to_json() == state.to_json()
