@@ -55,6 +55,10 @@ class Game(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    # Not a column: how many seats are forfeited, when the read that loaded the game counted
+    # them (``games.rows.seat_with_game``); None when unknown.
+    forfeited_seats: int | None = None
+
     class Meta:
         ordering = ("-created_at", "-id")
 

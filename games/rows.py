@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
-from django.db import connection, models
+from django.db import connection, models, transaction
 
 from games.models import Game, MoveRecord, Seat
 
@@ -96,17 +96,21 @@ def seats_of(game_id: int) -> list[Seat]:
 @cache
 def _seat_with_game_sql(vendor: str) -> str:
     seat, game = Seat._meta, Game._meta
+    seat_table = _q(seat.db_table)
+    game_id, user_id = _q(seat.get_field("game").column), _q(seat.get_field("user").column)
+    forfeited = _q(seat.get_field("forfeited").column)
     return (
-        f"SELECT {_select_list(Seat, 's')}, {_select_list(Game, 'g')} "
-        f"FROM {_q(seat.db_table)} s JOIN {_q(game.db_table)} g "
-        f"ON g.{_q('id')} = s.{_q(seat.get_field('game').column)} "
-        f"WHERE s.{_q(seat.get_field('game').column)} = %s "
-        f"AND s.{_q(seat.get_field('user').column)} = %s"
+        f"SELECT {_select_list(Seat, 's')}, {_select_list(Game, 'g')}, "
+        f"(SELECT COUNT(*) FROM {seat_table} f WHERE f.{game_id} = s.{game_id} "
+        f"AND f.{forfeited}) "
+        f"FROM {seat_table} s JOIN {_q(game.db_table)} g ON g.{_q('id')} = s.{game_id} "
+        f"WHERE s.{game_id} = %s AND s.{user_id} = %s"
     )
 
 
 def seat_with_game(game_id: int, user_id: object) -> Seat | None:
-    """The user's seat at the game with the game attached (one query), or None."""
+    """The user's seat at the game with the game attached (one query), or None. The game's
+    ``forfeited_seats`` says how many of its seats are forfeited."""
     with connection.cursor() as cursor:
         cursor.execute(_seat_with_game_sql(connection.vendor), [game_id, user_id])
         row = cursor.fetchone()
@@ -114,26 +118,10 @@ def seat_with_game(game_id: int, user_id: object) -> Seat | None:
         return None
     width = len(Seat._meta.concrete_fields)
     seat = _instance(Seat, row[:width])
-    Seat.game.field.set_cached_value(seat, _instance(Game, row[width:]))
+    game = _instance(Game, row[width:-1])
+    game.forfeited_seats = int(row[-1])
+    Seat.game.field.set_cached_value(seat, game)
     return seat
-
-
-@cache
-def _seat_index_sql(vendor: str) -> str:
-    seat = Seat._meta
-    return (
-        f"SELECT s.{_q('index')} FROM {_q(seat.db_table)} s "
-        f"WHERE s.{_q(seat.get_field('game').column)} = %s "
-        f"AND s.{_q(seat.get_field('user').column)} = %s"
-    )
-
-
-def seat_index(game_id: int, user_id: object) -> int | None:
-    """The user's seat number at the game, or None."""
-    with connection.cursor() as cursor:
-        cursor.execute(_seat_index_sql(connection.vendor), [game_id, user_id])
-        row = cursor.fetchone()
-    return None if row is None else int(row[0])
 
 
 # --- writes -----------------------------------------------------------------------------------
@@ -171,3 +159,51 @@ def move_insert(record: MoveRecord) -> MoveRecord:
     record._state.adding = False
     record._state.db = connection.alias
     return record
+
+
+@cache
+def _move_commit_sql(vendor: str) -> str:
+    """PostgreSQL: the compare-and-set update of the game and the move's insert in one
+    statement (no transaction round trips): no row updated, nothing inserted."""
+    update, _ = _game_update_sql(vendor)
+    _, move_fields = _move_insert_sql(vendor)
+    columns = ", ".join(_q(f.column) for f in move_fields)
+    values = ", ".join("%s" for _ in move_fields)
+    return (
+        f"WITH cas AS ({update} AND {_q('version')} = %s RETURNING {_q('id')}) "
+        f"INSERT INTO {_q(MoveRecord._meta.db_table)} ({columns}) SELECT {values} FROM cas "
+        f"RETURNING {_q('id')}"
+    )
+
+
+def move_commit(game: Game, record: MoveRecord, *, expected_version: int) -> bool:
+    """Write ``game`` and insert ``record`` if the stored game still has ``expected_version``
+    (compare-and-set); False, with nothing written, if it moved on. Atomic on its own."""
+    _, game_fields = _game_update_sql(connection.vendor)
+    _, move_fields = _move_insert_sql(connection.vendor)
+    game_params = [f.get_db_prep_save(f.pre_save(game, False), connection) for f in game_fields]
+    move_params = [f.get_db_prep_save(f.pre_save(record, True), connection) for f in move_fields]
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _move_commit_sql(connection.vendor),
+                [*game_params, game.pk, expected_version, *move_params],
+            )
+            row = cursor.fetchone()
+        if row is None:
+            return False
+        (record.pk,) = row
+    else:
+        update, _ = _game_update_sql(connection.vendor)
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                f"{update} AND {_q('version')} = %s", [*game_params, game.pk, expected_version]
+            )
+            if cursor.rowcount != 1:
+                return False
+            insert, _ = _move_insert_sql(connection.vendor)
+            cursor.execute(insert, move_params)
+            (record.pk,) = cursor.fetchone()
+    record._state.adding = False
+    record._state.db = connection.alias
+    return True

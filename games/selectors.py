@@ -65,15 +65,6 @@ def seat_of_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Sea
     return seat
 
 
-def seat_index_of(*, game_id: int, user: AbstractBaseUser | AnonymousUser) -> int:
-    """The user's seat number at a game (one light query); 404 without such a game, 403
-    without a seat at it."""
-    found = rows.seat_index(game_id, user.pk)
-    if found is None:
-        _raise_missing(game_id)
-    return found
-
-
 def seat_with_game(*, game_id: int, user: AbstractBaseUser | AnonymousUser) -> Seat:
     """The user's seat with its game loaded in the same query, an overdue turn clock settled
     first. 404 without such a game, 403 without a seat at it."""

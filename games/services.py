@@ -240,19 +240,77 @@ def move_play(
     move: engine.Move | Mapping[str, object],
     expected_version: int | None,
     source: str = MoveSource.PLAYER,
+    seen: Game | None = None,
 ) -> MovePlayed:
     """Play ``move`` for ``seat``: the one entry point for API players, the clock and bots.
 
     ``expected_version`` is the version the caller decided on; None skips the check (server
     moves made under the lock). Raises StaleVersion, NotYourTurn, IllegalMoveError, ...
+
+    ``seen`` is the game as the caller just read it (unlocked), with ``forfeited_seats``
+    counted. When it is at ``expected_version`` and the move is a plain one, the move is
+    written with a single compare-and-set instead of locking and reading the game again.
     """
     parsed = move if isinstance(move, engine.Move) else parse_move(move)
+    if seen is not None and expected_version is not None:
+        played = _move_play_compare_and_set(seen, seat, parsed, expected_version, source)
+        if played is not None:
+            return played
     outcome = _move_play_locked(
         game_id=game_id, seat=seat, move=parsed, expected_version=expected_version, source=source
     )
     if isinstance(outcome, StaleVersion):
         raise outcome  # raised after the commit: the overdue clock's move stands
     return outcome
+
+
+def _move_play_compare_and_set(
+    game: Game, seat: int, move: engine.Move, expected_version: int, source: str
+) -> MovePlayed | None:
+    """The common case in one statement: a move that ends nothing, in a game with no
+    forfeited seat and no overdue clock, decided on the version ``game`` was read at. The
+    write succeeds only if the stored game is still at that version (compare-and-set), so
+    it is as serialised as the locked path.
+
+    None: not a plain move (it is refused, or it ends the game and so writes events), or a
+    lost race. The locked path then answers with authority: a refusal judged on an unlocked
+    read could be stale, and a 409 carries the current version."""
+    plain_table = (
+        game.status == GameStatus.RUNNING
+        and game.forfeited_seats == 0
+        and game.version == expected_version
+        and not turn_clock_overdue(game)
+    )
+    if not plain_table:
+        return None
+    state = load_state(game)
+    previous_awaiting = state.awaiting
+    if seat != previous_awaiting and not _may_move_out_of_turn(state, seat, move):
+        return None
+    try:
+        engine.apply(state, seat, move)
+    except engine.IllegalMove:
+        return None
+    if state.finished:
+        return None
+    _sync_public(game, state)
+    game.move_count += 1
+    game.version += 1
+    new_turn = _turn_changed(state, previous_awaiting=previous_awaiting, mover=seat)
+    if new_turn:
+        game.turn_deadline = clock.now() + timedelta(seconds=game.turn_seconds)
+    record = MoveRecord(
+        game=game, number=game.move_count, version=game.version, seat=seat,
+        move=move.to_json(), source=source,
+    )
+    if not rows.move_commit(game, record, expected_version=expected_version):
+        return None  # lost a race: the locked path answers with the current version
+    # Outside a transaction these run at once, inside one (an Idempotency-Key) on its commit:
+    # either way after the write.
+    notify.announce(game.pk)
+    if new_turn:
+        _schedule_turn_clock_check(game)
+    return MovePlayed(record=record, game=game, state=state)
 
 
 @transaction.atomic
@@ -344,13 +402,24 @@ def _after_move(
     if state.finished:
         _finish(game, reason="match")
         return
-    # A new turn gets a fresh clock; an out-of-turn move (catch, late Uno) does not reset it.
-    if state.awaiting != previous_awaiting or mover == previous_awaiting:
+    if _turn_changed(state, previous_awaiting=previous_awaiting, mover=mover):
         _arm_turn_clock(game)
+
+
+def _turn_changed(
+    state: engine.GameState, *, previous_awaiting: int | None, mover: int | None
+) -> bool:
+    """A new turn gets a fresh clock; an out-of-turn move (catch, late Uno) does not reset it."""
+    return state.awaiting != previous_awaiting or mover == previous_awaiting
 
 
 def _arm_turn_clock(game: Game) -> None:
     game.turn_deadline = clock.now() + timedelta(seconds=game.turn_seconds)
+    _schedule_turn_clock_check(game)
+
+
+def _schedule_turn_clock_check(game: Game) -> None:
+    """Have a worker check the clock just after the deadline (once the change commits)."""
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # Eager "scheduling" would run the check now, before the deadline: a no-op. The lazy
         # enforcement on every read and write covers the embedded default.
