@@ -7,8 +7,9 @@ Run: ``python bench/api.py [--clients 16] [--seconds 20]``. It needs PostgreSQL:
 
 * api: ``clients`` players, in pairs, each pair playing single-hand games to the end, as the
   docs tell a bot to: when awaited, it posts a random legal move (uniform among plays when it
-  has one, else among all legal moves) with ``?wait=`` (play-and-wait: the answer is its view
-  after the opponent's reply), otherwise it long-polls ``view?wait=`` with If-None-Match.
+  has one, else among all legal moves) with ``?wait=&until=turn`` (play-and-wait: the answer
+  is its view when its turn comes again), otherwise it long-polls ``view?wait=&until=turn``
+  with If-None-Match.
   Figures: applied moves/s, and move latency from sending the POST to the server recording
   the move (the record's ``created_at``; same machine, same clock), since a play-and-wait
   answer only comes after the opponent's reply.
@@ -229,7 +230,7 @@ class Pair:
                     sent = time.time()
                     status, body, response = client.call(
                         "POST",
-                        f"{path}/moves/?wait={min(5.0, left):.2f}",
+                        f"{path}/moves/?wait={min(5.0, left):.2f}&until=turn",
                         {"version": body["version"], "move": move},
                     )
                     if status == 201:
@@ -240,7 +241,8 @@ class Pair:
                         continue
                     assert status == 409, body  # stale: look again
             status, body, response = client.call(
-                "GET", f"{path}/view/?wait={min(5.0, left):.2f}", headers={"If-None-Match": etag}
+                "GET", f"{path}/view/?wait={min(5.0, left):.2f}&until=turn",
+                headers={"If-None-Match": etag},
             )
             if status == 200:
                 etag = response.getheader("ETag") or ""

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -27,7 +28,7 @@ from rest_framework.views import APIView
 
 from arena.api_errors import error_body, error_responses
 from arena.strict import StrictPageNumberPagination, query_bool
-from games import selectors, services
+from games import clock, notify, selectors, services
 from games import uno as engine
 from games.filters import GameFilter
 from games.idempotency import MAX_KEY_LENGTH, idempotent_call, request_fingerprint
@@ -250,7 +251,8 @@ class GameViewApi(APIView):
         query.is_valid(raise_exception=True)
         known = _if_none_match(request)
         seat = selectors.seat_view_wait(
-            game_id=id, user=request.user, known=known, wait=query.validated_data["wait"]
+            game_id=id, user=request.user, known=known, wait=query.validated_data["wait"],
+            until_turn=query.validated_data["until"] == "turn",
         )
         game = seat.game
         etag = selectors.view_etag(game=game, seat=seat.index)
@@ -360,51 +362,78 @@ class GameMovesApi(generics.GenericAPIView):
     def post(self, request: Request, id: int) -> Response:
         query = MoveQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        wait = query.validated_data["wait"]
+        wait, until_turn = query.validated_data["wait"], query.validated_data["until"] == "turn"
         seat = selectors.seat_with_game(game_id=id, user=request.user)
-        key = request.headers.get("Idempotency-Key")
-        if not key:
-            body = self._play(request, id, seat)
-            return _move_response(self._wait(request, body, wait), status.HTTP_201_CREATED)
+        # Subscribed before the move, so a reply committed right after it still wakes us.
+        with notify.subscription(id) if wait else contextlib.nullcontext() as changes:
+            key = request.headers.get("Idempotency-Key")
+            if not key:
+                body, game = self._play(request, id, seat)
+                body = self._wait(request, body, game, seat, wait, until_turn, changes)
+                return _move_response(body, status.HTTP_201_CREATED)
+            return self._play_idempotent(request, id, seat, key, wait, until_turn, changes)
+
+    def _play_idempotent(
+        self,
+        request: Request,
+        game_id: int,
+        seat: Seat,
+        key: str,
+        wait: float,
+        until_turn: bool,
+        changes: notify.Subscription | None,
+    ) -> Response:
+        if len(key) > MAX_KEY_LENGTH:
+            raise ValidationError({"Idempotency-Key": [f"at most {MAX_KEY_LENGTH} characters"]})
+        games: list[Game] = []
 
         def produce() -> tuple[int, Any]:
             try:
-                body = self._play(request, id, seat)
+                body, game = self._play(request, game_id, seat)
             except APIException as exc:
                 return exc.status_code, error_body(exc)
+            games.append(game)
             # Plain JSON, so a replayed response is the same JSON as the first one.
             return status.HTTP_201_CREATED, json.loads(json.dumps(body, cls=JSONEncoder))
 
-        if len(key) > MAX_KEY_LENGTH:
-            raise ValidationError({"Idempotency-Key": [f"at most {MAX_KEY_LENGTH} characters"]})
         fingerprint = request_fingerprint(
             method=request.method or "POST", path=request.path, body=request.data
         )
         status_code, body, replayed = idempotent_call(
-            user=request.user, key=key, fingerprint=fingerprint, game_id=id, produce=produce
+            user=request.user, key=key, fingerprint=fingerprint, game_id=game_id, produce=produce
         )
-        if status_code == status.HTTP_201_CREATED and not replayed:
-            body = self._wait(request, body, wait)
+        if games:  # played now (not replayed): wait like any move
+            body = self._wait(request, body, games[0], seat, wait, until_turn, changes)
         response = _move_response(body, status_code)
         if replayed:
             response["Idempotent-Replayed"] = "true"
         return response
 
-    def _wait(self, request: Request, played: dict[str, Any], wait: float) -> dict[str, Any]:
-        """Play-and-wait: after the move, hold the answer until the game changes again, unless
-        the decision is already the mover's again (a Skip, a drawn card to play or keep)."""
-        if not wait or played["status"] != GameStatus.RUNNING:
+    def _wait(
+        self,
+        request: Request,
+        played: dict[str, Any],
+        game: Game,
+        seat: Seat,
+        wait: float,
+        until_turn: bool,
+        changes: notify.Subscription | None,
+    ) -> dict[str, Any]:
+        """Play-and-wait: after the move, hold the answer until the game changes again (with
+        ``until_turn``: until the decision is the mover's again or the game ends), unless the
+        decision is already the mover's again (a Skip, a drawn card to play or keep)."""
+        if changes is None or game.status != GameStatus.RUNNING or game.awaiting == seat.index:
             return played
-        if played["view"].get("awaiting") == played["seat"]:
+        found = selectors.seat_wait(
+            seat=seat, game=game, user=request.user, changes=changes,
+            known=[selectors.view_etag(game=game, seat=seat.index)], until_turn=until_turn,
+            deadline=clock.monotonic() + min(wait, selectors.LONG_POLL_MAX_SECONDS),
+        )
+        if found is None or found.game.version == game.version:
             return played
-        game_id = played["game"]
-        mine = selectors.etag(game_id=game_id, version=played["version"], seat=played["seat"])
-        seat = selectors.seat_view_wait(game_id=game_id, user=request.user, known=[mine], wait=wait)
-        if seat.game.version == played["version"]:
-            return played
-        return {**_view_body(seat.game, seat.index), "played": played["played"]}
+        return {**_view_body(found.game, found.index), "played": played["played"]}
 
-    def _play(self, request: Request, game_id: int, seat: Seat) -> dict[str, Any]:
+    def _play(self, request: Request, game_id: int, seat: Seat) -> tuple[dict[str, Any], Game]:
         body = MoveInput(data=request.data)
         body.is_valid(raise_exception=True)
         played = services.move_play(
@@ -416,7 +445,8 @@ class GameMovesApi(generics.GenericAPIView):
         )
         # The view comes from the state the move produced: nothing is read back.
         view = engine.view(played.state, seat.index)
-        return {**_view_body(played.game, seat.index, view), "played": _record_out(played.record)}
+        body = {**_view_body(played.game, seat.index, view), "played": _record_out(played.record)}
+        return body, played.game
 
 
 def _record_out(record: MoveRecord) -> dict[str, Any]:

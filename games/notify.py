@@ -4,9 +4,13 @@ A long poll (``events?wait=``, ``view?wait=``, ``moves?wait=``) subscribes to it
 sleeps on a ``threading.Event``. Every change to a game bumps its version:
 
 * in this process, ``announce`` wakes the waiters when the transaction commits (``on_commit``);
-* on PostgreSQL, a trigger on ``games_game.version`` NOTIFYs every process (migration 0002);
-  NOTIFY is transactional, so nobody wakes for a rolled-back move. Each process runs at most
-  one listener thread, only while it has waiters.
+* on PostgreSQL, a trigger on ``games_game.version`` NOTIFYs every process (migrations 0002
+  and 0004); NOTIFY is transactional, so nobody wakes for a rolled-back move. Each process
+  runs at most one listener thread, only while it has waiters.
+
+A notification says what changed (a ``Change``: the new version, the awaited seat, the
+status), so a waiter can ignore what it does not wait for (its own move, another seat's turn)
+without reading the game.
 
 Waiters still re-read the game's version every ``RECHECK_SECONDS``, so a lost notification
 costs latency, never correctness. SQLite has no cross-process channel: the embedded default
@@ -19,53 +23,117 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import connections, transaction
+
+if TYPE_CHECKING:
+    from games.models import Game
 
 log = logging.getLogger(__name__)
 
 CHANNEL = "uno_arena_games"
 IDLE_LISTENER_SECONDS = 0.5  # a listener with no waiters closes its connection this soon
 
+
+@dataclass(frozen=True)
+class Change:
+    """What a notification says about a game. ``version`` None: it said nothing more (a
+    waiter must read the game to know)."""
+
+    version: int | None = None
+    awaiting: int | None = None
+    status: str = ""
+
+    @classmethod
+    def from_payload(cls, payload: str) -> tuple[int, Change] | None:
+        """Parse ``"<game id> <version> <awaiting or -> <status>"`` (or a bare game id)."""
+        parts = payload.split(" ")
+        if not parts[0].isdigit():
+            return None
+        game_id = int(parts[0])
+        if len(parts) != 4 or not parts[1].isdigit():
+            return game_id, cls()
+        awaiting = int(parts[2]) if parts[2].lstrip("-").isdigit() else None
+        return game_id, cls(version=int(parts[1]), awaiting=awaiting, status=parts[3])
+
+
+class Subscription:
+    """One waiter's view of its game's changes: ``event`` is set when one arrives, and
+    ``take`` returns the newest since the last call."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._latest: Change | None = None
+
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+    def wait(self, seconds: float) -> bool:
+        return self.event.wait(seconds)
+
+    def take(self) -> Change | None:
+        """The newest change since the last ``take`` (an unknown one wins: the waiter must
+        read); None if there was none."""
+        with _lock:
+            self.event.clear()
+            latest, self._latest = self._latest, None
+        return latest
+
+    def _push(self, change: Change) -> None:  # under _lock
+        if self._supersedes(change):
+            self._latest = change
+        self.event.set()
+
+    def _supersedes(self, change: Change) -> bool:
+        latest = self._latest
+        if latest is None or change.version is None:
+            return True
+        return latest.version is not None and change.version >= latest.version
+
+
 _lock = threading.Lock()
-_waiters: dict[int, set[threading.Event]] = {}
+_waiters: dict[int, set[Subscription]] = {}
 _listener: _Listener | None = None
 
 
-def announce(game_id: int) -> None:
-    """Wake this process's waiters of ``game_id`` once the current transaction commits (other
-    processes hear of it from the database trigger)."""
-    transaction.on_commit(lambda: _wake(game_id))
+def announce(game: Game) -> None:
+    """Wake this process's waiters of ``game`` once the current transaction commits (other
+    processes hear of it from the database trigger). The change is read off ``game`` at the
+    commit, so several announcements in one transaction all tell its final state."""
+    transaction.on_commit(
+        lambda: _wake(game.pk, Change(game.version, game.awaiting, str(game.status)))
+    )
 
 
 @contextmanager
-def subscription(game_id: int) -> Iterator[threading.Event]:
-    """An event that is set whenever ``game_id`` changes while the block runs.
+def subscription(game_id: int) -> Iterator[Subscription]:
+    """Collect ``game_id``'s changes while the block runs.
 
     Subscribe *before* reading the game's version: a change between the read and the wait
     then leaves the event set, so the wait returns at once instead of missing it.
     """
-    event = threading.Event()
+    subscriber = Subscription()
     with _lock:
-        _waiters.setdefault(game_id, set()).add(event)
+        _waiters.setdefault(game_id, set()).add(subscriber)
     if connections["default"].vendor == "postgresql":
         _ensure_listener()
     try:
-        yield event
+        yield subscriber
     finally:
         with _lock:
-            events = _waiters.get(game_id)
-            if events is not None:
-                events.discard(event)
-                if not events:
+            subscribers = _waiters.get(game_id)
+            if subscribers is not None:
+                subscribers.discard(subscriber)
+                if not subscribers:
                     del _waiters[game_id]
 
 
-def _wake(game_id: int) -> None:
+def _wake(game_id: int, change: Change | None = None) -> None:
     with _lock:
-        events = list(_waiters.get(game_id, ()))
-    for event in events:
-        event.set()
+        for subscriber in _waiters.get(game_id, ()):
+            subscriber._push(change or Change())
 
 
 def _has_waiters() -> bool:
@@ -113,8 +181,9 @@ class _Listener(threading.Thread):
         idle = 0.0
         while not self.stopping.is_set():
             for note in conn.notifies(timeout=0.25):  # type: ignore[attr-defined]
-                if note.payload.isdigit():
-                    _wake(int(note.payload))
+                parsed = Change.from_payload(note.payload)
+                if parsed is not None:
+                    _wake(*parsed)
             idle = 0.0 if _has_waiters() else idle + 0.25
             if idle >= IDLE_LISTENER_SECONDS and self._retire():
                 return

@@ -4,8 +4,7 @@ hidden state (hands, deck, seed) is only read out in ``game_replay``, once the g
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Container
+from collections.abc import Callable, Container
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -84,37 +83,92 @@ def _raise_missing(game_id: int) -> NoReturn:
 
 
 def seat_view_wait(
-    *, game_id: int, user: AbstractBaseUser | AnonymousUser, known: Container[str], wait: float
+    *,
+    game_id: int,
+    user: AbstractBaseUser | AnonymousUser,
+    known: Container[str],
+    wait: float,
+    until_turn: bool = False,
 ) -> Seat:
-    """Like ``seat_with_game``; but when the client already holds this version's view (its
-    ETag is in ``known``), first wait up to ``wait`` seconds for the game to change."""
+    """Like ``seat_with_game``; but first wait up to ``wait`` seconds while the client
+    already holds this version's view (its ETag is in ``known``) or, with ``until_turn``,
+    while the running game awaits another seat."""
     if wait <= 0:
         return seat_with_game(game_id=game_id, user=user)
     deadline = clock.monotonic() + min(wait, LONG_POLL_MAX_SECONDS)
     # Subscribe before reading: a change committed after the read still sets the event.
-    with notify.subscription(game_id) as changed:
+    with notify.subscription(game_id) as changes:
         seat = seat_with_game(game_id=game_id, user=user)
-        while view_etag(game=seat.game, seat=seat.index) in known:
-            if not _wait_for_change(seat.game, changed, deadline):
-                break
-            # Clear before re-reading, so a change after the read is not missed. A wake-up
-            # may be stale (e.g. the notification of the client's own move): then wait on.
-            changed.clear()
-            seat = seat_with_game(game_id=game_id, user=user)
-        return seat
+        return seat_wait(
+            seat=seat, game=seat.game, user=user, changes=changes, known=known,
+            until_turn=until_turn, deadline=deadline,
+        ) or seat
 
 
-def _wait_for_change(game: Game, changed: threading.Event, deadline: float) -> bool:
-    """Block until ``game`` probably changed (True) or the monotonic ``deadline`` (False).
-    Woken by ``notify``; re-reads the version now and then in case a notification was lost,
-    and settles the turn clock when it runs out (so a table never freezes)."""
+def seat_wait(
+    *,
+    seat: Seat,
+    game: Game,
+    user: AbstractBaseUser | AnonymousUser,
+    changes: notify.Subscription,
+    known: Container[str],
+    until_turn: bool,
+    deadline: float,
+) -> Seat | None:
+    """Hold while ``game`` (as the caller last read or wrote it, with ``changes`` subscribed
+    before that) is what the waiter already knows; then the seat re-read with its game. None
+    if the wait ran out before anything was re-read."""
+    found = None
+    while _still_waiting(game, seat.index, known, until_turn):
+        if not _wait_for_change(game, changes, deadline, _wanted(game, seat.index, until_turn)):
+            break
+        found = seat_with_game(game_id=game.pk, user=user)
+        game = found.game
+    return found
+
+
+def _still_waiting(game: Game, seat: int, known: Container[str], until_turn: bool) -> bool:
+    if view_etag(game=game, seat=seat) in known:
+        return True
+    return until_turn and game.status == GameStatus.RUNNING and game.awaiting != seat
+
+
+def _wanted(game: Game, seat: int, until_turn: bool) -> Callable[[notify.Change], bool]:
+    """Which notified changes are worth reading the game for."""
+
+    def wanted(change: notify.Change) -> bool:
+        if change.version is None:
+            return True  # the notification did not say: read
+        if change.version <= game.version:
+            return False  # what the waiter already has (e.g. its own move)
+        if until_turn:
+            return change.status != GameStatus.RUNNING or change.awaiting == seat
+        return True
+
+    return wanted
+
+
+def _wait_for_change(
+    game: Game,
+    changes: notify.Subscription,
+    deadline: float,
+    wanted: Callable[[notify.Change], bool] = lambda change: True,
+) -> bool:
+    """Block until ``game`` probably changed in a ``wanted`` way (True) or the monotonic
+    ``deadline`` (False). Woken by ``notify``; re-reads the version now and then in case a
+    notification was lost, and settles the turn clock when it runs out (so a table never
+    freezes)."""
     while True:
         left = deadline - clock.monotonic()
         if left <= 0:
             return False
         until_clock = _seconds_to_deadline(game.turn_deadline, left)
-        if clock.wait(changed, max(0.01, min(left, LONG_POLL_RECHECK, until_clock))):
-            return True
+        if clock.wait(changes.event, max(0.01, min(left, LONG_POLL_RECHECK, until_clock))):
+            # Taking clears the event before any re-read, so a later change is not missed.
+            change = changes.take()
+            if change is None or wanted(change):
+                return True
+            continue
         if services.turn_clock_enforce(game_id=game.pk):
             return True
         current = Game.objects.filter(pk=game.pk).values_list("version", flat=True).get()
@@ -180,10 +234,9 @@ def version_wait(*, game_id: int, since: int, wait: float) -> int:
     """The game's version as soon as it exceeds ``since``, or when ``wait`` seconds (at most
     ``LONG_POLL_MAX_SECONDS``) have passed."""
     deadline = clock.monotonic() + min(max(wait, 0.0), LONG_POLL_MAX_SECONDS)
-    with notify.subscription(game_id) as changed:
+    with notify.subscription(game_id) as changes:
         game = Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
-        while game.version <= since and _wait_for_change(game, changed, deadline):
-            changed.clear()
+        while game.version <= since and _wait_for_change(game, changes, deadline):
             game = Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
     return game.version
 

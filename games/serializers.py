@@ -214,11 +214,21 @@ class EventsQuery(QuerySerializer):
     )
 
 
+UNTIL_HELP = (
+    "What `wait` waits for: `change` (any change to the game) or `turn` (your decision, or the "
+    "game's end: other seats' moves in between are skipped, so a bot that never moves out of "
+    "turn needs one answer per decision)."
+)
+
+
 class ViewQuery(QuerySerializer):
     wait = serializers.FloatField(
         min_value=0, max_value=25, default=0,
         help_text="With `If-None-Match`: seconds to wait for a change before answering 304 "
         "(long poll, max 25). Answers 200 as soon as the game changes.",
+    )
+    until = serializers.ChoiceField(
+        choices=["change", "turn"], default="change", help_text=UNTIL_HELP
     )
 
 
@@ -228,6 +238,9 @@ class MoveQuery(QuerySerializer):
         help_text="Seconds to wait, after the move is applied, for the game to change again "
         "(usually: the opponents' replies) before answering; the body is then your view at "
         "that later version. Play-and-wait: one request per move for a bot (max 25).",
+    )
+    until = serializers.ChoiceField(
+        choices=["change", "turn"], default="change", help_text=UNTIL_HELP
     )
 
 

@@ -67,7 +67,7 @@ def _lock(game_id: int) -> Game:
 def _bump(game: Game) -> int:
     """The game's next version; the caller records what happened under it and saves."""
     game.version += 1
-    notify.announce(game.pk)
+    notify.announce(game)
     return game.version
 
 
@@ -307,7 +307,7 @@ def _move_play_compare_and_set(
         return None  # lost a race: the locked path answers with the current version
     # Outside a transaction these run at once, inside one (an Idempotency-Key) on its commit:
     # either way after the write.
-    notify.announce(game.pk)
+    notify.announce(game)
     if new_turn:
         _schedule_turn_clock_check(game)
     return MovePlayed(record=record, game=game, state=state)

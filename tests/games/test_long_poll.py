@@ -44,6 +44,52 @@ def test_a_waiter_is_woken_when_its_game_changes(
         assert changed.wait(5), "the commit did not wake the subscriber"
 
 
+def test_a_notification_says_the_new_version_whose_turn_it_is_and_the_status(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    mover, _, mine = awaited_client(running_game, alice_api, bob_api)
+    with notify.subscription(running_game["id"]) as changes:
+        response = mover.post(
+            f"/api/games/{running_game['id']}/moves/",
+            {"version": mine["version"], "move": mine["view"]["legal_moves"][0]},
+            format="json",
+        )
+        body = response.json()
+        assert changes.wait(5)
+        assert changes.take() == notify.Change(
+            version=body["version"], awaiting=body["view"]["awaiting"], status=body["status"]
+        )
+        assert not changes.is_set()
+        assert changes.take() is None
+
+
+def test_a_subscription_keeps_the_newest_change_and_an_unknown_one_until_taken() -> None:
+    with notify.subscription(77) as changes:
+        notify._wake(77, notify.Change(version=5, awaiting=1, status="running"))
+        notify._wake(77, notify.Change(version=4, awaiting=0, status="running"))
+        assert changes.take() == notify.Change(version=5, awaiting=1, status="running")
+        notify._wake(77, notify.Change())
+        notify._wake(77, notify.Change(version=9, awaiting=0, status="running"))
+        assert changes.take() == notify.Change()
+
+
+@pytest.mark.parametrize(
+    ("payload", "parsed"),
+    [
+        ("12 40 1 running", (12, notify.Change(version=40, awaiting=1, status="running"))),
+        ("12 41 - finished", (12, notify.Change(version=41, awaiting=None, status="finished"))),
+        ("12", (12, notify.Change())),  # the trigger before migration 0004
+        ("12 x y", (12, notify.Change())),
+        ("hello", None),
+        ("", None),
+    ],
+)
+def test_notification_payloads_are_parsed_leniently(
+    payload: str, parsed: tuple[int, notify.Change] | None
+) -> None:
+    assert notify.Change.from_payload(payload) == parsed
+
+
 def test_a_waiter_is_not_woken_by_another_game(running_game: dict[str, Any]) -> None:
     with notify.subscription(running_game["id"] + 1000) as changed:
         notify._wake(running_game["id"])
@@ -131,7 +177,11 @@ def test_a_committed_version_change_is_notified_to_other_processes(
         listener.execute(f"LISTEN {notify.CHANNEL}")
         Game.objects.filter(pk=game_id).update(version=F("version") + 1)
         notes = list(listener.notifies(timeout=5, stop_after=1))
-    assert [note.payload for note in notes] == [str(game_id)]
+    game = Game.objects.get(pk=game_id)
+    assert [note.payload for note in notes] == [f"{game_id} {game.version} {game.awaiting} running"]
+    assert notify.Change.from_payload(notes[0].payload) == (
+        game_id, notify.Change(version=game.version, awaiting=game.awaiting, status="running")
+    )
 
 
 @pytest.mark.postgres

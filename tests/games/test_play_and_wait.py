@@ -71,6 +71,61 @@ def test_it_answers_when_the_opponent_replies(
     assert response["ETag"] == f'"{game.pk}-{body["version"]}-0"'
 
 
+def test_until_turn_it_answers_only_when_the_decision_is_the_movers_again(
+    alice: Any, bob: Any, alice_api: APIClient, bob_api: APIClient
+) -> None:
+    # Bob cannot follow alice's R1: he draws a playable B1, then keeps it. Two changes, and
+    # only the second gives alice the turn.
+    game = _rigged(alice, bob, [["R1", "G7", "B2"], ["B4", "Y9"]], ["B1", "Y2", "Y3"])
+    answer: dict[str, Any] = {}
+
+    def alice_plays_and_waits_for_her_turn() -> None:
+        try:
+            answer["response"] = alice_api.post(
+                f"/api/games/{game.pk}/moves/?wait=20&until=turn",
+                {"version": game.version, "move": {"type": "play", "card": "R1"}}, format="json",
+            )
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=alice_plays_and_waits_for_her_turn)
+    thread.start()
+    seen = bob_api.get(f"/api/games/{game.pk}/view/?wait=20&until=turn").json()
+    assert seen["view"]["awaiting"] == 1
+    drew = bob_api.post(f"/api/games/{game.pk}/moves/",
+                        {"version": seen["version"], "move": {"type": "draw"}}, format="json")
+    assert drew.status_code == 201 and drew.json()["view"]["awaiting"] == 1
+    kept = bob_api.post(f"/api/games/{game.pk}/moves/",
+                        {"version": drew.json()["version"], "move": {"type": "keep"}},
+                        format="json")
+    assert kept.status_code == 201
+    thread.join(30)
+    body = answer["response"].json()
+    assert body["played"]["move"] == {"type": "play", "card": "R1"}
+    assert body["version"] == kept.json()["version"]
+    assert body["view"]["awaiting"] == 0
+
+
+def test_a_view_wait_until_turn_answers_at_once_when_it_is_already_your_turn(
+    alice: Any, bob: Any, alice_api: APIClient
+) -> None:
+    game = _rigged(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
+    response = alice_api.get(f"/api/games/{game.pk}/view/?wait=20&until=turn")
+    assert response.status_code == 200
+    assert response.json()["view"]["awaiting"] == 0
+
+
+def test_a_view_wait_until_turn_holds_while_another_seat_decides(
+    alice: Any, bob: Any, bob_api: APIClient, fake_clock: Any
+) -> None:
+    game = _rigged(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
+    before = fake_clock.mono
+    response = bob_api.get(f"/api/games/{game.pk}/view/?wait=3&until=turn")
+    assert response.status_code == 200
+    assert response.json()["view"]["awaiting"] == 0
+    assert fake_clock.mono - before >= 3
+
+
 def test_it_answers_at_once_when_the_next_decision_is_the_movers(
     alice: Any, bob: Any, alice_api: APIClient
 ) -> None:
@@ -108,12 +163,12 @@ def test_a_replayed_idempotent_move_answers_without_waiting(
     assert Game.objects.get(pk=game.pk).move_count == 1
 
 
-@pytest.mark.parametrize("wait", ["-1", "26", "soon", ""])
+@pytest.mark.parametrize("query", ["wait=-1", "wait=26", "wait=soon", "wait=", "until=later"])
 def test_a_malformed_wait_is_a_400_and_plays_nothing(
-    running_game: dict[str, Any], alice_api: APIClient, wait: str
+    running_game: dict[str, Any], alice_api: APIClient, query: str
 ) -> None:
     response = alice_api.post(
-        f"/api/games/{running_game['id']}/moves/?wait={wait}",
+        f"/api/games/{running_game['id']}/moves/?{query}",
         {"version": running_game["version"], "move": {"type": "draw"}}, format="json",
     )
     assert response.status_code == 400
