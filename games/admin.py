@@ -1,22 +1,37 @@
-"""Admin (staff only, as all of /admin/). Staff may see a game's hidden state; it is shown
-read-only so nobody edits a running game behind the engine's back."""
+"""Admin (staff only, as all of /admin/). Staff may see a game's hidden state. Games and
+seats are shown read-only: every change to a game goes through ``games.services`` and bumps
+its version, which the move path relies on (``games.rows``), so nobody edits a game behind
+the engine's back."""
 
 from __future__ import annotations
 
 from django.contrib import admin
+from django.http import HttpRequest
 
 from games.models import Game, GameEvent, IdempotencyRecord, MoveRecord, Seat
 
 
-class SeatInline(admin.TabularInline):
+class ReadOnly:
+    """Browse, never change: no add, change or delete."""
+
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return False
+
+
+class SeatInline(ReadOnly, admin.TabularInline):
     model = Seat
     extra = 0
     fields = ("index", "user", "strikes", "forfeited", "joined_at")
-    readonly_fields = ("index", "joined_at")
 
 
 @admin.register(Game)
-class GameAdmin(admin.ModelAdmin):
+class GameAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("id", "status", "end_reason", "version", "move_count", "created_by",
                     "created_at", "finished_at")
     list_filter = ("status", "end_reason")
@@ -28,7 +43,7 @@ class GameAdmin(admin.ModelAdmin):
 
 
 @admin.register(Seat)
-class SeatAdmin(admin.ModelAdmin):
+class SeatAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("game", "index", "user", "strikes", "forfeited")
     list_select_related = ("game", "user")
     raw_id_fields = ("game", "user")

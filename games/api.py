@@ -363,7 +363,12 @@ class GameMovesApi(generics.GenericAPIView):
         query = MoveQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         wait, until_turn = query.validated_data["wait"], query.validated_data["until"] == "turn"
-        seat = selectors.seat_with_game(game_id=id, user=request.user)
+        # The version the move was decided on names the game as this process last showed it,
+        # which then needs no read (the body is validated in full later).
+        hint = request.data.get("version") if isinstance(request.data, dict) else None
+        seat = selectors.seat_with_game(
+            game_id=id, user=request.user, version=hint if type(hint) is int else None
+        )
         # Subscribed before the move, so a reply committed right after it still wakes us.
         with notify.subscription(id) if wait else contextlib.nullcontext() as changes:
             key = request.headers.get("Idempotency-Key")

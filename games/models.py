@@ -31,6 +31,9 @@ class Game(models.Model):
     options = models.JSONField(help_text="Engine options (games.uno.Options.to_json()).")
     seed = models.BigIntegerField(help_text="Secret until the game is over.")
     state = models.JSONField(null=True, blank=True, help_text="Engine state; secret.")
+    # The engine state's "rng" entry, kept apart: it changes only when cards are shuffled, and
+    # is most of the state's size, so most moves need not rewrite it (services.load_state).
+    rng = models.JSONField(null=True, blank=True, help_text="Engine RNG state; secret.")
     # One number per event (join, start, move, strike...): clients send the version they saw
     # with a move, and the server refuses a stale one.
     version = models.PositiveIntegerField(default=0)
@@ -41,7 +44,9 @@ class Game(models.Model):
     max_strikes = models.PositiveSmallIntegerField(
         default=DEFAULT_MAX_STRIKES, validators=[MinValueValidator(1), MaxValueValidator(100)]
     )
-    turn_deadline = models.DateTimeField(null=True, blank=True, db_index=True)
+    # Not indexed: it changes with nearly every move, and an index on it would make every
+    # move's update rewrite the row's index entries.
+    turn_deadline = models.DateTimeField(null=True, blank=True)
     # Public facts copied out of the engine state so lists never decode it.
     awaiting = models.SmallIntegerField(null=True, blank=True)
     hand_number = models.PositiveIntegerField(default=0)

@@ -12,6 +12,9 @@ transactions are IMMEDIATE (see settings) and so already serialise writers.
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, TypeVar
@@ -49,14 +52,7 @@ def _converters(
 
 def _instance(model: type[M], values: Sequence[Any]) -> M:
     """A model instance from one row in ``concrete_fields`` order, as the ORM builds it."""
-    converted = []
-    for value, (converters, column) in zip(
-        values, _converters(model, connection.vendor), strict=True
-    ):
-        for convert in converters:
-            value = convert(value, column, connection)
-        converted.append(value)
-    return model.from_db(connection.alias, None, converted)
+    return model.from_db(connection.alias, None, list(_converted(model, values)))
 
 
 # --- reads ------------------------------------------------------------------------------------
@@ -108,26 +104,181 @@ def _seat_with_game_sql(vendor: str) -> str:
     )
 
 
-def seat_with_game(game_id: int, user_id: object) -> Seat | None:
+def seat_with_game(game_id: int, user_id: object, *, version: int | None = None) -> Seat | None:
     """The user's seat at the game with the game attached (one query), or None. The game's
-    ``forfeited_seats`` says how many of its seats are forfeited."""
+    ``forfeited_seats`` says how many of its seats are forfeited.
+
+    With ``version``, a row this process read or wrote at that version is reused instead
+    (see ``_Recent``): only for callers that name the version they want and can live with
+    it being older than the newest one.
+    """
+    if version is not None:
+        recalled = _recent.recall(game_id, user_id, version)
+        if recalled is not None:
+            return recalled
     with connection.cursor() as cursor:
         cursor.execute(_seat_with_game_sql(connection.vendor), [game_id, user_id])
         row = cursor.fetchone()
     if row is None:
         return None
     width = len(Seat._meta.concrete_fields)
-    seat = _instance(Seat, row[:width])
-    game = _instance(Game, row[width:-1])
-    game.forfeited_seats = int(row[-1])
+    seat_values = _converted(Seat, row[:width])
+    game_record = _game_record_from_row(row[width:-1])
+    forfeited = int(row[-1])
+    if not connection.in_atomic_block:  # committed: safe to remember
+        _recent.remember(game_id, user_id, seat_values, game_record, forfeited)
+    return _seat_from_records(seat_values, game_record, forfeited)
+
+
+# --- recently seen rows -----------------------------------------------------------------------
+# JSON columns are kept as text in a record, so every recall decodes fresh objects nobody
+# else holds (the engine and the services mutate what they are given).
+_GAME_FIELDS = Game._meta.concrete_fields
+_JSON_FIELDS = frozenset(i for i, f in enumerate(_GAME_FIELDS) if isinstance(f, models.JSONField))
+_VERSION = next(i for i, f in enumerate(_GAME_FIELDS) if f.name == "version")
+
+
+def _converted(model: type[models.Model], values: Sequence[Any]) -> tuple[Any, ...]:
+    converted = []
+    for value, (converters, column) in zip(
+        values, _converters(model, connection.vendor), strict=True
+    ):
+        for convert in converters:
+            value = convert(value, column, connection)
+        converted.append(value)
+    return tuple(converted)
+
+
+def _game_record_from_row(values: Sequence[Any]) -> tuple[Any, ...]:
+    """A game row with every column converted but the JSON ones, which stay text."""
+    record = []
+    for i, (value, (converters, column)) in enumerate(
+        zip(values, _converters(Game, connection.vendor), strict=True)
+    ):
+        if i not in _JSON_FIELDS:
+            for convert in converters:
+                value = convert(value, column, connection)
+        record.append(value)
+    return tuple(record)
+
+
+def _game_record(game: Game) -> tuple[Any, ...]:
+    return tuple(
+        json.dumps(value, cls=field.encoder)
+        if i in _JSON_FIELDS and (value := getattr(game, field.attname)) is not None
+        else getattr(game, field.attname)
+        for i, field in enumerate(_GAME_FIELDS)
+    )
+
+
+def _seat_from_records(
+    seat_values: tuple[Any, ...], game_record: tuple[Any, ...], forfeited: int
+) -> Seat:
+    values = [
+        json.loads(value, cls=field.decoder) if i in _JSON_FIELDS and value is not None
+        else value
+        for i, (value, field) in enumerate(zip(game_record, _GAME_FIELDS, strict=True))
+    ]
+    game = Game.from_db(connection.alias, None, values)
+    game.forfeited_seats = forfeited
+    seat = Seat.from_db(connection.alias, None, seat_values)
     Seat.game.field.set_cached_value(seat, game)
     return seat
 
 
+class _Recent:
+    """The newest committed row of the games this process recently read or wrote, and the
+    seats read with them.
+
+    A player's move, decided on version v, arrives on the connection (so the worker process)
+    that just answered with v: its seat and game need not be read again. This is safe because
+    every change to a game bumps its version and a move is written by compare-and-set on it:
+    a row recalled for an out-of-date version only makes the write fail, and the locked path
+    then answers. Rows are remembered only once committed.
+    """
+
+    GAMES = 1024
+    SEATS = 4096
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._games: OrderedDict[int, tuple[tuple[Any, ...], int]] = OrderedDict()
+        self._seats: OrderedDict[tuple[int, object], tuple[Any, ...]] = OrderedDict()
+
+    def recall(self, game_id: int, user_id: object, version: int) -> Seat | None:
+        with self._lock:
+            game = self._games.get(game_id)
+            seat = self._seats.get((game_id, user_id))
+        if game is None or seat is None or game[0][_VERSION] != version:
+            return None
+        return _seat_from_records(seat, game[0], game[1])
+
+    def remember(
+        self,
+        game_id: int,
+        user_id: object,
+        seat_values: tuple[Any, ...],
+        game_record: tuple[Any, ...],
+        forfeited: int,
+    ) -> None:
+        with self._lock:
+            self._seats[(game_id, user_id)] = seat_values
+            self._seats.move_to_end((game_id, user_id))
+            if len(self._seats) > self.SEATS:
+                self._seats.popitem(last=False)
+            self._remember_game(game_id, game_record, forfeited)
+
+    def remember_game(self, game_id: int, game_record: tuple[Any, ...], forfeited: int) -> None:
+        with self._lock:
+            self._remember_game(game_id, game_record, forfeited)
+
+    def _remember_game(
+        self, game_id: int, game_record: tuple[Any, ...], forfeited: int
+    ) -> None:  # under _lock
+        known = self._games.get(game_id)
+        if known is None or known[0][_VERSION] <= game_record[_VERSION]:
+            self._games[game_id] = (game_record, forfeited)
+        self._games.move_to_end(game_id)
+        if len(self._games) > self.GAMES:
+            self._games.popitem(last=False)
+
+    def forget_all(self) -> None:
+        with self._lock:
+            self._games.clear()
+            self._seats.clear()
+
+
+_recent = _Recent()
+forget_all = _recent.forget_all
+
+
+def remember_written(game: Game, *, forfeited: int) -> None:
+    """Remember ``game`` as just written, once the write commits (at once outside a
+    transaction): the other seats' long polls in this process then need not read it."""
+    record = _game_record(game)
+    transaction.on_commit(lambda: _recent.remember_game(game.pk, record, forfeited))
+
+
 # --- writes -----------------------------------------------------------------------------------
+# What a plain move changes (``services._move_play_compare_and_set``); the rest of the row is
+# left alone, so it is neither re-encoded nor re-sent.
+MOVE_COLUMNS = (
+    "state", "version", "move_count", "awaiting", "hand_number", "scores", "winner",
+    "turn_deadline", "updated_at",
+)
+
+
 @cache
-def _game_update_sql(vendor: str) -> tuple[str, tuple[models.Field[Any, Any], ...]]:
-    fields = tuple(f for f in Game._meta.concrete_fields if not f.primary_key)
+def _game_update_sql(
+    vendor: str, names: tuple[str, ...] | None = None
+) -> tuple[str, tuple[models.Field[Any, Any], ...]]:
+    """UPDATE of the named fields (all but the key when None) of one game row."""
+    fields = tuple(
+        f for f in Game._meta.concrete_fields
+        if not f.primary_key and (names is None or f.name in names)
+    )
+    if names is not None and len(fields) != len(names):
+        raise ValueError(f"not all of {names} are columns of {Game._meta.db_table}")
     assignments = ", ".join(f"{_q(f.column)} = %s" for f in fields)
     return f"UPDATE {_q(Game._meta.db_table)} SET {assignments} WHERE {_q('id')} = %s", fields
 
@@ -162,10 +313,10 @@ def move_insert(record: MoveRecord) -> MoveRecord:
 
 
 @cache
-def _move_commit_sql(vendor: str) -> str:
+def _move_commit_sql(vendor: str, columns: tuple[str, ...]) -> str:
     """PostgreSQL: the compare-and-set update of the game and the move's insert in one
     statement (no transaction round trips): no row updated, nothing inserted."""
-    update, _ = _game_update_sql(vendor)
+    update, _ = _game_update_sql(vendor, columns)
     _, move_fields = _move_insert_sql(vendor)
     columns = ", ".join(_q(f.column) for f in move_fields)
     values = ", ".join("%s" for _ in move_fields)
@@ -176,17 +327,21 @@ def _move_commit_sql(vendor: str) -> str:
     )
 
 
-def move_commit(game: Game, record: MoveRecord, *, expected_version: int) -> bool:
-    """Write ``game`` and insert ``record`` if the stored game still has ``expected_version``
-    (compare-and-set); False, with nothing written, if it moved on. Atomic on its own."""
-    _, game_fields = _game_update_sql(connection.vendor)
+def move_commit(
+    game: Game, record: MoveRecord, *, expected_version: int, rng_changed: bool
+) -> bool:
+    """Write ``game``'s ``MOVE_COLUMNS`` (and its ``rng`` if changed) and insert ``record`` if
+    the stored game still has ``expected_version`` (compare-and-set); False, with nothing
+    written, if it moved on. Atomic on its own."""
+    columns = (*MOVE_COLUMNS, "rng") if rng_changed else MOVE_COLUMNS
+    _, game_fields = _game_update_sql(connection.vendor, columns)
     _, move_fields = _move_insert_sql(connection.vendor)
     game_params = [f.get_db_prep_save(f.pre_save(game, False), connection) for f in game_fields]
     move_params = [f.get_db_prep_save(f.pre_save(record, True), connection) for f in move_fields]
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute(
-                _move_commit_sql(connection.vendor),
+                _move_commit_sql(connection.vendor, columns),
                 [*game_params, game.pk, expected_version, *move_params],
             )
             row = cursor.fetchone()
@@ -194,7 +349,7 @@ def move_commit(game: Game, record: MoveRecord, *, expected_version: int) -> boo
             return False
         (record.pk,) = row
     else:
-        update, _ = _game_update_sql(connection.vendor)
+        update, _ = _game_update_sql(connection.vendor, columns)
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(
                 f"{update} AND {_q('version')} = %s", [*game_params, game.pk, expected_version]

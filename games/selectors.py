@@ -64,10 +64,15 @@ def seat_of_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Sea
     return seat
 
 
-def seat_with_game(*, game_id: int, user: AbstractBaseUser | AnonymousUser) -> Seat:
+def seat_with_game(
+    *, game_id: int, user: AbstractBaseUser | AnonymousUser, version: int | None = None
+) -> Seat:
     """The user's seat with its game loaded in the same query, an overdue turn clock settled
-    first. 404 without such a game, 403 without a seat at it."""
-    seat = rows.seat_with_game(game_id, user.pk)
+    first. 404 without such a game, 403 without a seat at it.
+
+    ``version``: the version the caller expects; the game as this process last saw it at that
+    version may be returned instead of reading it (see ``rows.seat_with_game``)."""
+    seat = rows.seat_with_game(game_id, user.pk, version=version)
     if seat is None:
         _raise_missing(game_id)
     if services.turn_clock_overdue(seat.game) and services.turn_clock_enforce(game_id=game_id):
@@ -120,9 +125,10 @@ def seat_wait(
     if the wait ran out before anything was re-read."""
     found = None
     while _still_waiting(game, seat.index, known, until_turn):
-        if not _wait_for_change(game, changes, deadline, _wanted(game, seat.index, until_turn)):
+        change = _wait_for_change(game, changes, deadline, _wanted(game, seat.index, until_turn))
+        if change is None:
             break
-        found = seat_with_game(game_id=game.pk, user=user)
+        found = seat_with_game(game_id=game.pk, user=user, version=change.version)
         game = found.game
     return found
 
@@ -153,27 +159,29 @@ def _wait_for_change(
     changes: notify.Subscription,
     deadline: float,
     wanted: Callable[[notify.Change], bool] = lambda change: True,
-) -> bool:
-    """Block until ``game`` probably changed in a ``wanted`` way (True) or the monotonic
-    ``deadline`` (False). Woken by ``notify``; re-reads the version now and then in case a
-    notification was lost, and settles the turn clock when it runs out (so a table never
-    freezes)."""
+) -> notify.Change | None:
+    """Block until ``game`` probably changed in a ``wanted`` way (the change, as far as it is
+    known) or the monotonic ``deadline`` (None). Woken by ``notify``; re-reads the version now
+    and then in case a notification was lost, and settles the turn clock when it runs out (so
+    a table never freezes)."""
     while True:
         left = deadline - clock.monotonic()
         if left <= 0:
-            return False
+            return None
         until_clock = _seconds_to_deadline(game.turn_deadline, left)
         if clock.wait(changes.event, max(0.01, min(left, LONG_POLL_RECHECK, until_clock))):
             # Taking clears the event before any re-read, so a later change is not missed.
             change = changes.take()
-            if change is None or wanted(change):
-                return True
+            if change is None:
+                return notify.Change()
+            if wanted(change):
+                return change
             continue
         if services.turn_clock_enforce(game_id=game.pk):
-            return True
+            return notify.Change()
         current = Game.objects.filter(pk=game.pk).values_list("version", flat=True).get()
         if current != game.version:
-            return True
+            return notify.Change()
 
 
 def _seconds_to_deadline(deadline: datetime | None, otherwise: float) -> float:
@@ -236,7 +244,7 @@ def version_wait(*, game_id: int, since: int, wait: float) -> int:
     deadline = clock.monotonic() + min(max(wait, 0.0), LONG_POLL_MAX_SECONDS)
     with notify.subscription(game_id) as changes:
         game = Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
-        while game.version <= since and _wait_for_change(game, changes, deadline):
+        while game.version <= since and _wait_for_change(game, changes, deadline) is not None:
             game = Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
     return game.version
 

@@ -79,16 +79,24 @@ def _event(game: Game, kind: str, *, seat: int | None = None, **data: Any) -> Ga
 
 
 def load_state(game: Game) -> engine.GameState:
-    return engine.GameState.from_json(game.state)
+    data = game.state
+    if "rng" not in data:  # stored apart (a state written before that carries its own)
+        data = {**data, "rng": game.rng}
+    return engine.GameState.from_json(data)
 
 
-def _sync_public(game: Game, state: engine.GameState) -> None:
-    """Copy the public facts lists show out of the engine state."""
-    game.state = state.to_json()
+def _sync_public(game: Game, state: engine.GameState) -> bool:
+    """Store the engine state and copy the public facts lists show out of it. Returns whether
+    the RNG part changed (cards were shuffled)."""
+    data = state.to_json()
+    rng = data.pop("rng")
+    rng_changed = rng != game.rng or "rng" in (game.state or {})
+    game.state, game.rng = data, rng
     game.awaiting = state.awaiting
     game.hand_number = state.hand_number
     game.scores = state.scores
     game.winner = state.winner
+    return rng_changed
 
 
 def _finish(game: Game, *, reason: str, status: str = GameStatus.FINISHED) -> None:
@@ -293,7 +301,7 @@ def _move_play_compare_and_set(
         return None
     if state.finished:
         return None
-    _sync_public(game, state)
+    rng_changed = _sync_public(game, state)
     game.move_count += 1
     game.version += 1
     new_turn = _turn_changed(state, previous_awaiting=previous_awaiting, mover=seat)
@@ -303,11 +311,14 @@ def _move_play_compare_and_set(
         game=game, number=game.move_count, version=game.version, seat=seat,
         move=move.to_json(), source=source,
     )
-    if not rows.move_commit(game, record, expected_version=expected_version):
+    if not rows.move_commit(
+        game, record, expected_version=expected_version, rng_changed=rng_changed
+    ):
         return None  # lost a race: the locked path answers with the current version
     # Outside a transaction these run at once, inside one (an Idempotency-Key) on its commit:
     # either way after the write.
     notify.announce(game)
+    rows.remember_written(game, forfeited=0)
     if new_turn:
         _schedule_turn_clock_check(game)
     return MovePlayed(record=record, game=game, state=state)

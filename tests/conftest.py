@@ -52,6 +52,16 @@ def _no_lingering_listener() -> Any:
         notify.stop_listener()
 
 
+@pytest.fixture(autouse=True)
+def _no_remembered_rows() -> Any:
+    """Rows a process remembers (``games.rows``) belong to one test's database: a later test
+    may reuse the ids."""
+    yield
+    rows = sys.modules.get("games.rows")
+    if rows is not None:
+        rows.forget_all()
+
+
 @pytest.fixture
 def alice(django_user_model):  # type: ignore[no-untyped-def]
     return django_user_model.objects.create_user("alice", password="alice-password-1")

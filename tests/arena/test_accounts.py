@@ -170,6 +170,24 @@ def test_staff_can_browse_every_games_admin_page(client: Any, django_user_model:
         assert client.get(url).status_code == 200, url
 
 
+def test_games_and_seats_cannot_be_changed_in_the_admin(
+    client: Any, django_user_model: Any
+) -> None:
+    root = django_user_model.objects.create_superuser("root", password="root-password-1")
+    from games.models import Game
+    from games.services import game_create
+
+    game = game_create(user=root, options={}, seats=2)
+    client.force_login(root)
+    page = client.get(f"/admin/games/game/{game.pk}/change/")
+    assert b'name="_save"' not in page.content
+    client.post(f"/admin/games/game/{game.pk}/change/", {"status": "aborted"})
+    assert Game.objects.get(pk=game.pk).status == game.status
+    assert client.get("/admin/games/game/add/").status_code == 403
+    seat = game.seats.get(index=1)
+    assert client.get(f"/admin/games/seat/{seat.pk}/delete/").status_code == 403
+
+
 @pytest.mark.django_db
 def test_an_expired_token_is_refused_and_deleted(alice: Any) -> None:
     record, key = token_create(user=alice, expires_in=60)

@@ -10,7 +10,7 @@ import pytest
 from games import selectors, services
 from games.errors import IllegalMoveError, NotYourTurn, StaleVersion
 from games.models import Game, MoveRecord, MoveSource
-from games.uno import GameState, Options
+from games.uno import Options
 from games.uno.scenario import scenario
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,7 +35,7 @@ def test_a_plain_move_is_written_whole(alice: Any, bob: Any) -> None:
     stored = Game.objects.get(pk=game.pk)
     assert stored.version == played.game.version == game.version + 1
     assert stored.move_count == 1 and stored.awaiting == 1
-    assert GameState.from_json(stored.state).to_json() == played.state.to_json()
+    assert services.load_state(stored).to_json() == played.state.to_json()
     assert stored.turn_deadline is not None and stored.turn_deadline > game.turn_deadline
     record = MoveRecord.objects.get(game=game)
     assert (record.pk, record.number, record.version) == (played.record.pk, 1, stored.version)
@@ -91,3 +91,28 @@ def test_with_a_forfeited_seat_the_server_still_plays_it_at_once(alice: Any, bob
     sources = list(MoveRecord.objects.filter(game=game).values_list("source", flat=True))
     assert sources[0] == MoveSource.PLAYER and MoveSource.SERVER in sources[1:]
     assert played.state.awaiting == 0
+
+
+def test_the_rng_is_rewritten_only_when_cards_are_shuffled(alice: Any, bob: Any) -> None:
+    game = services.game_create(user=alice, options={}, seats=2)
+    services.seat_join(game_id=game.pk, user=bob)
+    services.game_start(game_id=game.pk, user=alice)
+    # One card left to draw: the draw after it reshuffles the discard pile into a new deck.
+    state = scenario(Options(players=2), hands=[["R1", "G7"], ["B4", "Y9"]], top="R3",
+                     deck=["G2"], discard=["B5", "B6", "B7"])
+    data = state.to_json()
+    rng = data.pop("rng")
+    Game.objects.filter(pk=game.pk).update(state=data, rng=rng, awaiting=state.awaiting)
+
+    def play(user: Any, seat: int, move: dict[str, Any]) -> None:
+        seen = selectors.seat_with_game(game_id=game.pk, user=user).game
+        services.move_play(game_id=game.pk, seat=seat, move=move, expected_version=seen.version,
+                           seen=seen)
+
+    play(alice, 0, {"type": "play", "card": "R1"})
+    assert Game.objects.get(pk=game.pk).rng == rng  # no shuffle, not rewritten
+    play(bob, 1, {"type": "draw"})  # the last card (G2, not playable): the turn passes
+    play(alice, 0, {"type": "draw"})  # an empty deck: the discard pile is shuffled
+    stored = Game.objects.get(pk=game.pk)
+    assert stored.rng != rng and "rng" not in stored.state
+    assert services.load_state(stored).to_json()["rng"] == stored.rng

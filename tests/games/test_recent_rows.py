@@ -1,0 +1,97 @@
+"""A process remembers the game rows it last read or wrote (``games.rows``), so a move named
+by the version it was decided on, and a long poll woken for a version this process wrote,
+need no read. Every change bumps the version and moves are compare-and-set, so a remembered
+row can only ever be out of date, never wrong."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.db import transaction
+
+from games import rows, services
+from games.errors import StaleVersion
+from games.models import Game, MoveRecord
+from games.uno import Options
+from games.uno.scenario import scenario
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _rigged(alice: Any, bob: Any) -> Game:
+    """A running two-seat game: alice (seat 0) to play R1 or R2 on a red 3."""
+    game = services.game_create(user=alice, options={}, seats=2)
+    services.seat_join(game_id=game.pk, user=bob)
+    services.game_start(game_id=game.pk, user=alice)
+    state = scenario(Options(players=2), hands=[["R1", "R2", "G7"], ["R5", "B4"]], top="R3",
+                     deck=["Y1", "Y2"])
+    Game.objects.filter(pk=game.pk).update(state=state.to_json(), awaiting=state.awaiting)
+    return Game.objects.get(pk=game.pk)
+
+
+def test_a_row_read_once_is_recalled_by_its_version_without_a_query(
+    alice: Any, bob: Any, django_assert_num_queries: Any
+) -> None:
+    game = _rigged(alice, bob)
+    first = rows.seat_with_game(game.pk, alice.pk)
+    assert first is not None
+    with django_assert_num_queries(0):
+        again = rows.seat_with_game(game.pk, alice.pk, version=game.version)
+    assert again is not None and again.game is not first.game
+    assert again.game.state == first.game.state and again.index == first.index == 0
+    first.game.state["hands"][0].clear()  # what one caller does to its copy...
+    assert again.game.state["hands"][0]  # ...another never sees
+
+
+def test_another_version_or_user_is_read_from_the_database(
+    alice: Any, bob: Any, django_assert_num_queries: Any
+) -> None:
+    game = _rigged(alice, bob)
+    rows.seat_with_game(game.pk, alice.pk)
+    with django_assert_num_queries(1):
+        rows.seat_with_game(game.pk, alice.pk, version=game.version + 1)
+    with django_assert_num_queries(1):
+        rows.seat_with_game(game.pk, bob.pk, version=game.version)
+
+
+def test_a_move_written_here_is_recalled_for_the_other_seat(
+    alice: Any, bob: Any, django_assert_num_queries: Any
+) -> None:
+    game = _rigged(alice, bob)
+    rows.seat_with_game(game.pk, bob.pk)  # bob's seat, seen before (his long poll)
+    alices = rows.seat_with_game(game.pk, alice.pk)
+    assert alices is not None
+    played = services.move_play(game_id=game.pk, seat=0, move={"type": "play", "card": "R1"},
+                                expected_version=game.version, seen=alices.game)
+    with django_assert_num_queries(0):
+        bobs = rows.seat_with_game(game.pk, bob.pk, version=played.game.version)
+    assert bobs is not None and bobs.index == 1
+    assert bobs.game.state == Game.objects.get(pk=game.pk).state
+    assert bobs.game.awaiting == 1
+
+
+def test_a_move_on_a_recalled_row_that_is_out_of_date_is_stale(alice: Any, bob: Any) -> None:
+    game = _rigged(alice, bob)
+    rows.seat_with_game(game.pk, alice.pk)
+    # The game moves on without this process remembering it (the locked path).
+    services.move_play(game_id=game.pk, seat=0, move={"type": "play", "card": "R2"},
+                       expected_version=None)
+    old = rows.seat_with_game(game.pk, alice.pk, version=game.version)
+    assert old is not None and old.game.version == game.version
+    with pytest.raises(StaleVersion):
+        services.move_play(game_id=game.pk, seat=0, move={"type": "play", "card": "R1"},
+                           expected_version=game.version, seen=old.game)
+    assert list(MoveRecord.objects.filter(game=game).values_list("move", flat=True)) == [
+        {"type": "play", "card": "R2"}
+    ]
+
+
+def test_rows_read_inside_a_transaction_are_not_remembered(
+    alice: Any, bob: Any, django_assert_num_queries: Any
+) -> None:
+    game = _rigged(alice, bob)
+    with transaction.atomic():
+        rows.seat_with_game(game.pk, alice.pk)
+    with django_assert_num_queries(1):
+        rows.seat_with_game(game.pk, alice.pk, version=game.version)
