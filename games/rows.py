@@ -6,6 +6,12 @@ from the models' own table and column names, and the rows become ordinary model 
 with the same converters the ORM applies. Everything else (lists, the admin, creating and
 joining tables, the clock's rare paths) stays on the ORM.
 
+* Reads: the locked game, its seats, a user's seat with its game (``seat_with_game``).
+* Writes: a whole game row (``game_save``), and a plain move as one compare-and-set statement
+  (``move_commit``: the game's update guarded by its version, and the move's insert).
+* Recall: the rows this process last read or wrote, reused when a caller names the version it
+  wants (``_Recent``).
+
 The SQL is portable: PostgreSQL gets ``FOR UPDATE``; SQLite needs none, since its
 transactions are IMMEDIATE (see settings) and so already serialise writers.
 """
