@@ -185,10 +185,13 @@ class Pair:
     def __init__(self, port: int, keys: tuple[str, str], stats: Stats, seed: int) -> None:
         self.port, self.keys, self.stats, self.seed = port, keys, stats, seed
         self.games: tuple[queue.Queue[int], queue.Queue[int]] = (queue.Queue(), queue.Queue())
+        # One connection per player for setting tables up, kept for every game (as a bot
+        # would keep its own), beside the connection each player plays on.
+        self.lobby = (Client(port, keys[0]), Client(port, keys[1]))
 
     def new_game(self) -> None:
-        """Seat 0 creates, seat 1 joins (on its own connection), seat 0 starts."""
-        creator, joiner = Client(self.port, self.keys[0]), Client(self.port, self.keys[1])
+        """Seat 0 creates, seat 1 joins, seat 0 starts (on their lobby connections)."""
+        creator, joiner = self.lobby
         status, body, _ = creator.call(
             "POST", "/api/games/",
             {"seats": 2, "options": {"single_hand": True}, "turn_seconds": 3600},
