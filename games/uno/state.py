@@ -34,6 +34,8 @@ class GameState:
         "_hand_number",
         "_move_count",
         "_options",
+        "_rng",
+        "_rng_packed",
         "_scores",
         "_seed",
         "_winner",
@@ -52,7 +54,6 @@ class GameState:
         "n",
         "penalty",
         "phase",
-        "rng",
         "turn",
         "uno_seat",
         "w4_illegal",
@@ -62,7 +63,8 @@ class GameState:
     def __init__(self, options: Options, seed: int) -> None:
         self._options = options
         self._seed = seed
-        self.rng = random.Random(seed)
+        self._rng: random.Random | None = None  # made on first use, see ``rng``
+        self._rng_packed: list[Any] | None = None  # the stored form of a loaded state's RNG
         self.n = options.players
         self.hands: list[list[int]] = [[] for _ in range(options.players)]
         self.deck: list[int] = []  # the next card drawn is deck[-1]
@@ -97,6 +99,18 @@ class GameState:
         return self._seed
 
     @property
+    def rng(self) -> random.Random:
+        """The match's RNG (``random.Random(seed)`` at the start), made on first use. A loaded
+        state keeps its stored form until a shuffle needs the RNG, so the many moves that
+        shuffle nothing neither unpack nor re-pack it."""
+        if self._rng is None:
+            self._rng = random.Random(self._seed)
+            if self._rng_packed is not None:
+                self._rng.setstate(_unpack_rng(self._rng_packed))
+                self._rng_packed = None
+        return self._rng
+
+    @property
     def awaiting(self) -> int | None:
         """Seat whose mandatory decision the game waits for; None once the match is over."""
         return None if self.phase == OVER else self.turn
@@ -126,8 +140,9 @@ class GameState:
         new = GameState.__new__(GameState)
         for name in GameState.__slots__:
             setattr(new, name, getattr(self, name))
-        new.rng = random.Random()
-        new.rng.setstate(self.rng.getstate())
+        if self._rng is not None:
+            new._rng = random.Random()
+            new._rng.setstate(self._rng.getstate())
         new.hands = [list(h) for h in self.hands]
         new.deck = list(self.deck)
         new.discard = list(self.discard)
@@ -138,11 +153,10 @@ class GameState:
         return new
 
     def to_json(self) -> dict[str, Any]:
-        version, internal, gauss = self.rng.getstate()
         return {
             "options": self._options.to_json(),
             "seed": self._seed,
-            "rng": _pack_rng(version, internal, gauss),
+            "rng": self._stored_rng(),
             "hands": [[CODES[c] for c in h] for h in self.hands],
             "deck": [CODES[c] for c in self.deck],
             "discard": [CODES[c] for c in self.discard],
@@ -164,11 +178,17 @@ class GameState:
             "last_hand": self.last_hand,
         }
 
+    def _stored_rng(self) -> list[Any]:
+        if self._rng is None and self._rng_packed is not None:
+            return list(self._rng_packed)
+        version, internal, gauss = self.rng.getstate()
+        return _pack_rng(version, internal, gauss)
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameState:
         try:
             state = cls(Options.from_json(data["options"]), int(data["seed"]))
-            state.rng.setstate(_unpack_rng(data["rng"]))
+            state._rng_packed = _checked_rng(data["rng"])
             state.hands = [[CODE_TO_CARD[c] for c in h] for h in data["hands"]]
             state.deck = [CODE_TO_CARD[c] for c in data["deck"]]
             state.discard = [CODE_TO_CARD[c] for c in data["discard"]]
@@ -198,14 +218,29 @@ class GameState:
 # The Mersenne Twister's state is 625 32-bit words; as a JSON list of numbers it was most of a
 # stored game. Packed little-endian and base64-encoded it is a third of the size and much
 # faster to store and parse. A list (the older form) is still read.
-def _pack_rng(version: int, internal: tuple[int, ...], gauss: float | None) -> list[object]:
+_MT_WORDS: Final = len(random.Random(0).getstate()[1])
+
+
+def _pack_rng(version: int, internal: tuple[int, ...], gauss: float | None) -> list[Any]:
     words = base64.b64encode(struct.pack(f"<{len(internal)}I", *internal)).decode("ascii")
     return [version, words, gauss]
 
 
-def _unpack_rng(data: list[Any]) -> tuple[Any, ...]:
+def _unpack_rng(packed: list[Any]) -> tuple[Any, ...]:
+    version, words, gauss = packed
+    return (version, struct.unpack(f"<{_MT_WORDS}I", base64.b64decode(words)), gauss)
+
+
+def _checked_rng(data: list[Any]) -> list[Any]:
+    """The packed form of a stored RNG state, checked now (it is unpacked only when needed):
+    what ``random.Random.setstate`` would refuse raises ValueError here."""
     version, internal, gauss = data
-    if isinstance(internal, str):
-        raw = base64.b64decode(internal, validate=True)
-        internal = struct.unpack(f"<{len(raw) // 4}I", raw)
-    return (version, tuple(internal), gauss)
+    if not isinstance(internal, str):
+        internal = _pack_rng(version, tuple(internal), gauss)[1]
+    raw = base64.b64decode(internal, validate=True)
+    if version != random.Random.VERSION or len(raw) != 4 * _MT_WORDS:
+        raise ValueError("RNG state of the wrong version or size")
+    (position,) = struct.unpack_from("<I", raw, 4 * (_MT_WORDS - 1))
+    if position > _MT_WORDS - 1 or not (gauss is None or isinstance(gauss, float)):
+        raise ValueError("RNG state out of range")
+    return [version, internal, gauss]

@@ -214,6 +214,16 @@ def test_state_from_json_rejects_a_damaged_rng() -> None:
         GameState.from_json({**data, "rng": [version, words[:-8], gauss]})
 
 
+def test_a_loaded_state_that_shuffles_nothing_keeps_its_stored_rng() -> None:
+    state, _ = random_game(Options(players=2), 8, 1, max_moves=20)
+    stored = json.loads(json.dumps(state.to_json()))
+    loaded = GameState.from_json(stored)
+    assert loaded.to_json()["rng"] == stored["rng"]
+    # Used (a copy, then a shuffle), it continues exactly as the original does.
+    assert loaded.copy().rng.random() == state.copy().rng.random()
+    assert loaded.rng.getstate() == state.rng.getstate()
+
+
 def test_replay_rebuilds_the_state_exactly() -> None:
     state, log = random_game(Options(players=4, seven_o=True), 21, 2)
     assert replay(Options(players=4, seven_o=True), 21, log).to_json() == state.to_json()
