@@ -63,16 +63,16 @@ def _instance(model: type[M], values: Sequence[Any]) -> M:
 
 # --- reads ------------------------------------------------------------------------------------
 @cache
-def _game_sql(vendor: str, lock: bool) -> str:
+def _game_locked_sql(vendor: str) -> str:
     table = _q(Game._meta.db_table)
     sql = f"SELECT {_select_list(Game, 'g')} FROM {table} g WHERE g.{_q('id')} = %s"
-    return sql + " FOR UPDATE" if lock and vendor == "postgresql" else sql
+    return sql + " FOR UPDATE" if vendor == "postgresql" else sql
 
 
 def game_locked(game_id: int) -> Game:
     """The game row, locked until the transaction ends (the caller is in one)."""
     with connection.cursor() as cursor:
-        cursor.execute(_game_sql(connection.vendor, True), [game_id])
+        cursor.execute(_game_locked_sql(connection.vendor), [game_id])
         row = cursor.fetchone()
     if row is None:
         raise Game.DoesNotExist(f"No game {game_id}.")
@@ -129,7 +129,7 @@ def seat_with_game(game_id: int, user_id: object, *, version: int | None = None)
         return None
     width = len(Seat._meta.concrete_fields)
     seat_values = _converted(Seat, row[:width])
-    game_record = _game_record_from_row(row[width:-1])
+    game_record = _converted(Game, row[width:-1], keep=_JSON_FIELDS)  # JSON stays text
     forfeited = int(row[-1])
     if not connection.in_atomic_block:  # committed: safe to remember
         _recent.remember(game_id, user_id, seat_values, game_record, forfeited)
@@ -144,28 +144,19 @@ _JSON_FIELDS = frozenset(i for i, f in enumerate(_GAME_FIELDS) if isinstance(f, 
 _VERSION = next(i for i, f in enumerate(_GAME_FIELDS) if f.name == "version")
 
 
-def _converted(model: type[models.Model], values: Sequence[Any]) -> tuple[Any, ...]:
+def _converted(
+    model: type[models.Model], values: Sequence[Any], *, keep: frozenset[int] = frozenset()
+) -> tuple[Any, ...]:
+    """A row's values as the ORM converts them, but for the columns numbered in ``keep``."""
     converted = []
-    for value, (converters, column) in zip(
-        values, _converters(model, connection.vendor), strict=True
-    ):
-        for convert in converters:
-            value = convert(value, column, connection)
-        converted.append(value)
-    return tuple(converted)
-
-
-def _game_record_from_row(values: Sequence[Any]) -> tuple[Any, ...]:
-    """A game row with every column converted but the JSON ones, which stay text."""
-    record = []
     for i, (value, (converters, column)) in enumerate(
-        zip(values, _converters(Game, connection.vendor), strict=True)
+        zip(values, _converters(model, connection.vendor), strict=True)
     ):
-        if i not in _JSON_FIELDS:
+        if i not in keep:
             for convert in converters:
                 value = convert(value, column, connection)
-        record.append(value)
-    return tuple(record)
+        converted.append(value)
+    return tuple(converted)
 
 
 def _game_record(game: Game) -> tuple[Any, ...]:

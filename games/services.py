@@ -306,7 +306,7 @@ def _move_play_compare_and_set(
     game.version += 1
     new_turn = _turn_changed(state, previous_awaiting=previous_awaiting, mover=seat)
     if new_turn:
-        game.turn_deadline = clock.now() + timedelta(seconds=game.turn_seconds)
+        _set_turn_deadline(game)
     record = MoveRecord(
         game=game, number=game.move_count, version=game.version, seat=seat,
         move=move.to_json(), source=source,
@@ -425,8 +425,12 @@ def _turn_changed(
 
 
 def _arm_turn_clock(game: Game) -> None:
-    game.turn_deadline = clock.now() + timedelta(seconds=game.turn_seconds)
+    _set_turn_deadline(game)
     _schedule_turn_clock_check(game)
+
+
+def _set_turn_deadline(game: Game) -> None:
+    game.turn_deadline = clock.now() + timedelta(seconds=game.turn_seconds)
 
 
 def _schedule_turn_clock_check(game: Game) -> None:
