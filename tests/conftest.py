@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import uuid
 from typing import Any
 
 import pytest
@@ -60,6 +61,20 @@ def _no_remembered_rows() -> Any:
     rows = sys.modules.get("games.rows")
     if rows is not None:
         rows.forget_all()
+
+
+@pytest.fixture
+def fresh_cache(settings: Any) -> None:
+    """Throttle counters live in the cache; give the test a cache of its own.
+
+    In CI the cache is one Redis shared by every xdist worker, so flushing it would wipe the
+    counters of a test running in another worker. A key prefix of the test's own isolates it
+    without touching anyone else's keys.
+    """
+    settings.CACHES = {
+        name: {**conf, "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}
+        for name, conf in settings.CACHES.items()
+    }
 
 
 @pytest.fixture

@@ -27,7 +27,6 @@ from typing import Any
 
 import pytest
 import schemathesis
-from django.core.cache import cache
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
@@ -118,6 +117,7 @@ def world(
     bob: Any,
     charlie: Any,
     settings: Any,
+    fresh_cache: None,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> World:
@@ -128,7 +128,6 @@ def world(
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", rates)
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-    cache.clear()
     # Long polls (`wait` up to 25 s) must not really block: sleeping or waiting for a change
     # advances a fake monotonic clock instead, so a fuzzed `wait=25` costs a few quick
     # re-reads, not 25 s.

@@ -7,7 +7,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 from knox.models import AuthToken
 from rest_framework.test import APIClient
@@ -19,8 +18,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _fresh_throttles(settings: Any) -> None:
-    cache.clear()
+def _fresh_throttles(settings: Any, fresh_cache: None) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 

@@ -6,17 +6,15 @@ import random
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from arena.accounts.services import token_create
 
 
 @pytest.fixture(autouse=True)
-def _fast_and_fresh(settings: Any) -> None:
-    # Throttle counters live in the cache; each test starts from zero. Personas' passwords
-    # need no real key stretching here.
-    cache.clear()
+def _fast_and_fresh(settings: Any, fresh_cache: None) -> None:
+    # Throttle counters start from zero (fresh_cache). Personas' passwords need no real key
+    # stretching here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
