@@ -373,8 +373,8 @@ class GameMovesApi(generics.GenericAPIView):
         with notify.subscription(id) if wait else contextlib.nullcontext() as changes:
             key = request.headers.get("Idempotency-Key")
             if not key:
-                body, game = self._play(request, id, seat)
-                body = self._wait(request, body, game, seat, wait, until_turn, changes)
+                played = self._play(request, id, seat)
+                body = self._wait(request, played, seat, wait, until_turn, changes)
                 return _move_response(body, status.HTTP_201_CREATED)
             return self._play_idempotent(request, id, seat, key, wait, until_turn, changes)
 
@@ -390,15 +390,16 @@ class GameMovesApi(generics.GenericAPIView):
     ) -> Response:
         if len(key) > MAX_KEY_LENGTH:
             raise ValidationError({"Idempotency-Key": [f"at most {MAX_KEY_LENGTH} characters"]})
-        games: list[Game] = []
+        moves: list[services.MovePlayed] = []
 
         def produce() -> tuple[int, Any]:
             try:
-                body, game = self._play(request, game_id, seat)
+                played = self._play(request, game_id, seat)
             except APIException as exc:
                 return exc.status_code, error_body(exc)
-            games.append(game)
+            moves.append(played)
             # Plain JSON, so a replayed response is the same JSON as the first one.
+            body = _played_body(played, seat.index)
             return status.HTTP_201_CREATED, json.loads(json.dumps(body, cls=JSONEncoder))
 
         fingerprint = request_fingerprint(
@@ -407,8 +408,8 @@ class GameMovesApi(generics.GenericAPIView):
         status_code, body, replayed = idempotent_call(
             user=request.user, key=key, fingerprint=fingerprint, game_id=game_id, produce=produce
         )
-        if games:  # played now (not replayed): wait like any move
-            body = self._wait(request, body, games[0], seat, wait, until_turn, changes)
+        if moves:  # played now (not replayed): wait like any move
+            body = self._wait(request, moves[0], seat, wait, until_turn, changes, body)
         response = _move_response(body, status_code)
         if replayed:
             response["Idempotent-Replayed"] = "true"
@@ -417,41 +418,50 @@ class GameMovesApi(generics.GenericAPIView):
     def _wait(
         self,
         request: Request,
-        played: dict[str, Any],
-        game: Game,
+        played: services.MovePlayed,
         seat: Seat,
         wait: float,
         until_turn: bool,
         changes: notify.Subscription | None,
+        played_body: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """Play-and-wait: after the move, hold the answer until the game changes again (with
         ``until_turn``: until the decision is the mover's again or the game ends), unless the
-        decision is already the mover's again (a Skip, a drawn card to play or keep)."""
-        if changes is None or game.status != GameStatus.RUNNING or game.awaiting == seat.index:
-            return played
-        found = selectors.seat_wait(
-            seat=seat, game=game, user=request.user, changes=changes,
-            known=[selectors.view_etag(game=game, seat=seat.index)], until_turn=until_turn,
-            deadline=clock.monotonic() + min(wait, selectors.LONG_POLL_MAX_SECONDS),
-        )
-        if found is None or found.game.version == game.version:
-            return played
-        return {**_view_body(found.game, found.index), "played": played["played"]}
+        decision is already the mover's again (a Skip, a drawn card to play or keep).
 
-    def _play(self, request: Request, game_id: int, seat: Seat) -> tuple[dict[str, Any], Game]:
+        The answer is the mover's view at the version it ends on; the view right after the
+        move (``played_body``, else made from the move's own state) only when nothing
+        followed, so a bot's usual answer costs one view, not two."""
+        game = played.game
+        if changes is not None and game.status == GameStatus.RUNNING and (
+            game.awaiting != seat.index
+        ):
+            found = selectors.seat_wait(
+                seat=seat, game=game, user=request.user, changes=changes,
+                known=[selectors.view_etag(game=game, seat=seat.index)], until_turn=until_turn,
+                deadline=clock.monotonic() + min(wait, selectors.LONG_POLL_MAX_SECONDS),
+            )
+            if found is not None and found.game.version != game.version:
+                return {**_view_body(found.game, found.index), "played": _record_out(played.record)}
+        return played_body if played_body is not None else _played_body(played, seat.index)
+
+    def _play(self, request: Request, game_id: int, seat: Seat) -> services.MovePlayed:
         body = MoveInput(data=request.data)
         body.is_valid(raise_exception=True)
-        played = services.move_play(
+        return services.move_play(
             game_id=game_id,
             seat=seat.index,
             move=body.validated_data["move"],
             expected_version=body.validated_data["version"],
             seen=seat.game,
         )
-        # The view comes from the state the move produced: nothing is read back.
-        view = engine.view(played.state, seat.index)
-        body = {**_view_body(played.game, seat.index, view), "played": _record_out(played.record)}
-        return body, played.game
+
+
+def _played_body(played: services.MovePlayed, seat: int) -> dict[str, Any]:
+    """The mover's view right after the move, from the state it produced (nothing is read
+    back), with the move's record."""
+    view = engine.view(played.state, seat)
+    return {**_view_body(played.game, seat, view), "played": _record_out(played.record)}
 
 
 def _record_out(record: MoveRecord) -> dict[str, Any]:
