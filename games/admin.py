@@ -1,13 +1,17 @@
-"""Admin (staff only, as all of /admin/). Staff may see a game's hidden state. Games and
-seats are shown read-only: every change to a game goes through ``games.services`` and bumps
-its version, which the move path relies on (``games.rows``), so nobody edits a game behind
-the engine's back."""
+"""Admin (staff only, as all of /admin/). Staff may see a game's hidden state. Games, seats,
+moves and events are shown read-only: every change to a game goes through ``games.services``
+and bumps its version, which the move path relies on (``games.rows``), so nobody edits a game
+or its log behind the engine's back. What staff may do to a game is an action that calls a
+service (abort)."""
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from games import services
+from games.errors import GameNotRunning
 from games.models import Game, GameEvent, IdempotencyRecord, MoveRecord, Seat
 
 
@@ -40,6 +44,20 @@ class GameAdmin(ReadOnly, admin.ModelAdmin):
                        "hand_number", "scores", "winner", "created_at", "started_at",
                        "finished_at", "updated_at")
     inlines = [SeatInline]
+    actions = ["abort"]
+
+    @admin.action(description="Abort the selected games (no winner; players are told)")
+    def abort(self, request: HttpRequest, queryset: QuerySet[Game]) -> None:
+        aborted, over = 0, 0
+        for game_id in queryset.values_list("id", flat=True):
+            try:
+                services.game_abort(game_id=game_id)
+                aborted += 1
+            except GameNotRunning:
+                over += 1
+        self.message_user(request, f"Aborted {aborted} game(s).", messages.SUCCESS)
+        if over:
+            self.message_user(request, f"{over} game(s) were already over.", messages.WARNING)
 
 
 @admin.register(Seat)
@@ -50,7 +68,7 @@ class SeatAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(MoveRecord)
-class MoveRecordAdmin(admin.ModelAdmin):
+class MoveRecordAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("game", "number", "seat", "move", "source", "created_at")
     list_filter = ("source",)
     raw_id_fields = ("game",)
@@ -58,7 +76,7 @@ class MoveRecordAdmin(admin.ModelAdmin):
 
 
 @admin.register(GameEvent)
-class GameEventAdmin(admin.ModelAdmin):
+class GameEventAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("game", "version", "kind", "seat", "created_at")
     list_filter = ("kind",)
     raw_id_fields = ("game",)

@@ -220,6 +220,19 @@ def game_start(*, game_id: int, user: AbstractBaseUser) -> Game:
     return game
 
 
+@transaction.atomic
+def game_abort(*, game_id: int) -> Game:
+    """End an open or running game with no winner (staff, from the admin: a stuck or unwanted
+    table). Like any change it bumps the version, so waiting players wake and see it over,
+    and its replay becomes readable."""
+    game = _lock(game_id)
+    if game.is_over:
+        raise GameNotRunning("The game is already over.")
+    _finish(game, reason="staff", status=GameStatus.ABORTED)
+    rows.game_save(game)
+    return game
+
+
 def _players(game: Game) -> list[str | None]:
     return [s.user.get_username() if s.user else None for s in game.seats.select_related("user")]
 
