@@ -454,6 +454,7 @@ class GameMovesApi(generics.GenericAPIView):
             move=body.validated_data["move"],
             expected_version=body.validated_data["version"],
             seen=seat.game,
+            player=request.user.pk,
         )
 
 

@@ -22,6 +22,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
@@ -132,7 +133,7 @@ def seat_with_game(game_id: int, user_id: object, *, version: int | None = None)
     game_record = _converted(Game, row[width:-1], keep=_JSON_FIELDS)  # JSON stays text
     forfeited = int(row[-1])
     if not connection.in_atomic_block:  # committed: safe to remember
-        _recent.remember(game_id, user_id, seat_values, game_record, forfeited)
+        _recent.remember_read(game_id, user_id, seat_values, game_record, forfeited)
     return _seat_from_records(seat_values, game_record, forfeited)
 
 
@@ -183,34 +184,50 @@ def _seat_from_records(
     return seat
 
 
+@dataclass(frozen=True)
+class _Remembered:
+    """A game row (JSON as text) and the seats known at that same version, by user id."""
+
+    record: tuple[Any, ...]
+    forfeited: int
+    seats: dict[object, tuple[Any, ...]]
+
+    @property
+    def version(self) -> int:
+        return int(self.record[_VERSION])
+
+
 class _Recent:
-    """The newest committed row of the games this process recently read or wrote, and the
-    seats read with them.
+    """The newest committed row of the games this process recently read or wrote, with the
+    seats read at that same version.
 
     A player's move, decided on version v, arrives on the connection (so the worker process)
     that just answered with v: its seat and game need not be read again. This is safe because
-    every change to a game bumps its version and a move is written by compare-and-set on it:
-    a row recalled for an out-of-date version only makes the write fail, and the locked path
-    then answers. Rows are remembered only once committed.
+    every change to a game or its seats bumps the game's version and a move is written by
+    compare-and-set on it: a seat is recalled only with the game row of the version it was
+    read at (or carried to, by a plain move, which changes no seat), so the pair is exactly
+    what one read at that version would give, and a recalled version that is out of date only
+    makes the write fail; the locked path then answers. Rows are remembered only once
+    committed.
     """
 
     GAMES = 1024
-    SEATS = 4096
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._games: OrderedDict[int, tuple[tuple[Any, ...], int]] = OrderedDict()
-        self._seats: OrderedDict[tuple[int, object], tuple[Any, ...]] = OrderedDict()
+        self._games: OrderedDict[int, _Remembered] = OrderedDict()
 
     def recall(self, game_id: int, user_id: object, version: int) -> Seat | None:
         with self._lock:
-            game = self._games.get(game_id)
-            seat = self._seats.get((game_id, user_id))
-        if game is None or seat is None or game[0][_VERSION] != version:
+            known = self._games.get(game_id)
+        if known is None or known.version != version:
             return None
-        return _seat_from_records(seat, game[0], game[1])
+        seat = known.seats.get(user_id)
+        if seat is None:
+            return None
+        return _seat_from_records(seat, known.record, known.forfeited)
 
-    def remember(
+    def remember_read(
         self,
         game_id: int,
         user_id: object,
@@ -218,23 +235,30 @@ class _Recent:
         game_record: tuple[Any, ...],
         forfeited: int,
     ) -> None:
+        """A seat and its game, read together (so at the same version)."""
+        version = game_record[_VERSION]
         with self._lock:
-            self._seats[(game_id, user_id)] = seat_values
-            self._seats.move_to_end((game_id, user_id))
-            if len(self._seats) > self.SEATS:
-                self._seats.popitem(last=False)
-            self._remember_game(game_id, game_record, forfeited)
+            known = self._games.get(game_id)
+            if known is not None and known.version > version:
+                return  # this process already knows a newer row
+            seats = known.seats if known is not None and known.version == version else {}
+            self._store(game_id, _Remembered(game_record, forfeited, {**seats,
+                                                                      user_id: seat_values}))
 
-    def remember_game(self, game_id: int, game_record: tuple[Any, ...], forfeited: int) -> None:
+    def remember_move(
+        self, game_id: int, game_record: tuple[Any, ...], forfeited: int, *, previous: int
+    ) -> None:
+        """A plain move took the game from version ``previous`` to ``game_record``'s by
+        compare-and-set: no seat changed, so the seats known at ``previous`` still hold."""
         with self._lock:
-            self._remember_game(game_id, game_record, forfeited)
+            known = self._games.get(game_id)
+            if known is not None and known.version >= game_record[_VERSION]:
+                return
+            seats = known.seats if known is not None and known.version == previous else {}
+            self._store(game_id, _Remembered(game_record, forfeited, seats))
 
-    def _remember_game(
-        self, game_id: int, game_record: tuple[Any, ...], forfeited: int
-    ) -> None:  # under _lock
-        known = self._games.get(game_id)
-        if known is None or known[0][_VERSION] <= game_record[_VERSION]:
-            self._games[game_id] = (game_record, forfeited)
+    def _store(self, game_id: int, remembered: _Remembered) -> None:  # under _lock
+        self._games[game_id] = remembered
         self._games.move_to_end(game_id)
         if len(self._games) > self.GAMES:
             self._games.popitem(last=False)
@@ -242,18 +266,20 @@ class _Recent:
     def forget_all(self) -> None:
         with self._lock:
             self._games.clear()
-            self._seats.clear()
 
 
 _recent = _Recent()
 forget_all = _recent.forget_all
 
 
-def remember_written(game: Game, *, forfeited: int) -> None:
-    """Remember ``game`` as just written, once the write commits (at once outside a
-    transaction): the other seats' long polls in this process then need not read it."""
+def remember_written(game: Game, *, forfeited: int, previous: int) -> None:
+    """Remember ``game`` as just written by a plain move from version ``previous`` (no seat
+    changed), once the write commits (at once outside a transaction): the other seats' long
+    polls and the mover's next move in this process then need not read it."""
     record = _game_record(game)
-    transaction.on_commit(lambda: _recent.remember_game(game.pk, record, forfeited))
+    transaction.on_commit(
+        lambda: _recent.remember_move(game.pk, record, forfeited, previous=previous)
+    )
 
 
 # --- writes -----------------------------------------------------------------------------------

@@ -262,15 +262,20 @@ def move_play(
     expected_version: int | None,
     source: str = MoveSource.PLAYER,
     seen: Game | None = None,
+    player: object | None = None,
 ) -> MovePlayed:
     """Play ``move`` for ``seat``: the one entry point for API players, the clock and bots.
 
     ``expected_version`` is the version the caller decided on; None skips the check (server
     moves made under the lock). Raises StaleVersion, NotYourTurn, IllegalMoveError, ...
 
-    ``seen`` is the game as the caller just read it (unlocked), with ``forfeited_seats``
-    counted. When it is at ``expected_version`` and the move is a plain one, the move is
-    written with a single compare-and-set instead of locking and reading the game again.
+    ``player`` is the id of the user the seat must belong to (an API move): the caller found
+    the seat by that user, maybe before a change of seats, so the locked path checks again.
+
+    ``seen`` is the game as the caller just read it (unlocked) together with the seat, with
+    ``forfeited_seats`` counted. When it is at ``expected_version`` and the move is a plain
+    one, the move is written with a single compare-and-set instead of locking and reading the
+    game again: every change of seats bumps the version, so the seat still is the player's.
     """
     parsed = move if isinstance(move, engine.Move) else parse_move(move)
     if seen is not None and expected_version is not None:
@@ -278,7 +283,8 @@ def move_play(
         if played is not None:
             return played
     outcome = _move_play_locked(
-        game_id=game_id, seat=seat, move=parsed, expected_version=expected_version, source=source
+        game_id=game_id, seat=seat, move=parsed, expected_version=expected_version,
+        source=source, player=player,
     )
     if isinstance(outcome, StaleVersion):
         raise outcome  # raised after the commit: the overdue clock's move stands
@@ -331,7 +337,7 @@ def _move_play_compare_and_set(
     # Outside a transaction these run at once, inside one (an Idempotency-Key) on its commit:
     # either way after the write.
     notify.announce(game)
-    rows.remember_written(game, forfeited=0)
+    rows.remember_written(game, forfeited=0, previous=expected_version)
     if new_turn:
         _schedule_turn_clock_check(game)
     return MovePlayed(record=record, game=game, state=state)
@@ -339,7 +345,13 @@ def _move_play_compare_and_set(
 
 @transaction.atomic
 def _move_play_locked(
-    *, game_id: int, seat: int, move: engine.Move, expected_version: int | None, source: str
+    *,
+    game_id: int,
+    seat: int,
+    move: engine.Move,
+    expected_version: int | None,
+    source: str,
+    player: object | None,
 ) -> MovePlayed | StaleVersion:
     game = _lock(game_id)
     if turn_clock_overdue(game):
@@ -353,7 +365,7 @@ def _move_play_locked(
         raise StaleVersion(game.version)
     seats = rows.seats_of(game_id)
     seat_row = next((s for s in seats if s.index == seat), None)
-    if seat_row is None:
+    if seat_row is None or (player is not None and seat_row.user_id != player):
         raise NotAPlayer()
     if source == MoveSource.PLAYER and seat_row.forfeited:
         raise SeatForfeited()

@@ -11,7 +11,7 @@ import pytest
 from django.db import transaction
 
 from games import rows, services
-from games.errors import StaleVersion
+from games.errors import NotAPlayer, StaleVersion
 from games.models import Game, MoveRecord
 from games.uno import Options
 from games.uno.scenario import scenario
@@ -95,3 +95,30 @@ def test_rows_read_inside_a_transaction_are_not_remembered(
         rows.seat_with_game(game.pk, alice.pk)
     with django_assert_num_queries(1):
         rows.seat_with_game(game.pk, alice.pk, version=game.version)
+
+
+def test_a_seat_is_recalled_only_at_the_version_it_was_read_at(
+    alice: Any, bob: Any, charlie: Any
+) -> None:
+    game = services.game_create(user=bob, options={}, seats=2)
+    services.seat_join(game_id=game.pk, user=alice)
+    assert rows.seat_with_game(game.pk, alice.pk) is not None  # alice at seat 1, remembered
+    services.seat_leave(game_id=game.pk, user=alice)
+    services.seat_join(game_id=game.pk, user=charlie)
+    services.game_start(game_id=game.pk, user=bob)
+    bobs = rows.seat_with_game(game.pk, bob.pk)  # the newest version, remembered
+    assert bobs is not None
+    assert rows.seat_with_game(game.pk, alice.pk, version=bobs.game.version) is None
+
+
+def test_the_locked_path_refuses_a_seat_that_is_no_longer_the_players(
+    alice: Any, bob: Any, charlie: Any
+) -> None:
+    game = services.game_create(user=bob, options={}, seats=2)
+    services.seat_join(game_id=game.pk, user=charlie)
+    services.game_start(game_id=game.pk, user=bob)
+    game.refresh_from_db()
+    with pytest.raises(NotAPlayer):
+        services.move_play(game_id=game.pk, seat=1, move={"type": "draw"},
+                           expected_version=game.version, player=alice.pk)
+    assert not MoveRecord.objects.filter(game=game).exists()

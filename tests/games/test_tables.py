@@ -110,6 +110,29 @@ def test_a_player_can_leave_before_the_start_but_not_after(
     assert late.status_code == 409 and late.json()["code"] == "game_not_open"
 
 
+@pytest.mark.django_db(transaction=True)  # committed reads: the process remembers them
+def test_a_player_who_left_cannot_play_the_seat_someone_else_took(
+    alice_api: APIClient, bob_api: APIClient, charlie_api: APIClient
+) -> None:
+    """bob leaves seat 1 after looking at the table; charlie takes it; bob, who can still
+    read the public version, sends moves for it: refused, whoever is awaited."""
+    game_id = create_game(alice_api, seats=2, options={"single_hand": True})["id"]
+    bob_api.post(f"/api/games/{game_id}/join/")
+    assert bob_api.get(f"/api/games/{game_id}/view/").status_code == 200
+    bob_api.post(f"/api/games/{game_id}/leave/")
+    charlie_api.post(f"/api/games/{game_id}/join/")
+    alice_api.post(f"/api/games/{game_id}/start/")
+    alices = alice_api.get(f"/api/games/{game_id}/view/").json()  # read at the newest version
+    version = alice_api.get(f"/api/games/{game_id}/").json()["version"]
+    assert alices["version"] == version
+    for move in ({"type": "draw"}, {"type": "catch", "target": 0}):
+        response = bob_api.post(f"/api/games/{game_id}/moves/",
+                                {"version": version, "move": move}, format="json")
+        assert response.status_code == 403, response.content
+        assert "view" not in response.json()
+    assert not Game.objects.get(pk=game_id).moves.exists()
+
+
 def test_when_the_last_player_leaves_the_table_is_aborted(alice_api: APIClient) -> None:
     game = create_game(alice_api, seats=2)
     assert alice_api.post(f"/api/games/{game['id']}/leave/").json()["status"] == "aborted"
