@@ -1,15 +1,16 @@
 from django.urls import path
 
+import arena.converters  # noqa: F401  (registers <id:…>)
 from games import api
 
 urlpatterns = [
     path("games/", api.GameListCreateApi.as_view(), name="games"),
-    path("games/<int:id>/", api.GameDetailApi.as_view(), name="game"),
-    path("games/<int:id>/join/", api.GameJoinApi.as_view(), name="game-join"),
-    path("games/<int:id>/leave/", api.GameLeaveApi.as_view(), name="game-leave"),
-    path("games/<int:id>/start/", api.GameStartApi.as_view(), name="game-start"),
-    path("games/<int:id>/view/", api.GameViewApi.as_view(), name="game-view"),
-    path("games/<int:id>/moves/", api.GameMovesApi.as_view(), name="game-moves"),
-    path("games/<int:id>/events/", api.GameEventsApi.as_view(), name="game-events"),
-    path("games/<int:id>/replay/", api.GameReplayApi.as_view(), name="game-replay"),
+    path("games/<id:id>/", api.GameDetailApi.as_view(), name="game"),
+    path("games/<id:id>/join/", api.GameJoinApi.as_view(), name="game-join"),
+    path("games/<id:id>/leave/", api.GameLeaveApi.as_view(), name="game-leave"),
+    path("games/<id:id>/start/", api.GameStartApi.as_view(), name="game-start"),
+    path("games/<id:id>/view/", api.GameViewApi.as_view(), name="game-view"),
+    path("games/<id:id>/moves/", api.GameMovesApi.as_view(), name="game-moves"),
+    path("games/<id:id>/events/", api.GameEventsApi.as_view(), name="game-events"),
+    path("games/<id:id>/replay/", api.GameReplayApi.as_view(), name="game-replay"),
 ]

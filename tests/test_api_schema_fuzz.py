@@ -300,7 +300,13 @@ def test_an_api_path_with_a_newline_is_a_json_404(api: Any) -> None:
 
 
 def test_an_id_beyond_bigint_is_a_404_on_every_database(api: Any) -> None:
-    for url in ("/api/games/99999999999999999999/", "/api/games/-1/view/"):
-        response = api.get(url)
+    beyond = str(2**63)  # one past the largest 64-bit id
+    for method, url in [
+        ("get", "/api/games/99999999999999999999/"),
+        ("get", "/api/games/-1/view/"),
+        *(("get", f"/api/games/{beyond}/{end}/") for end in ("view", "moves", "events", "replay")),
+        *(("post", f"/api/games/{beyond}/{end}/") for end in ("join", "leave", "start", "moves")),
+    ]:
+        response = getattr(api, method)(url)
         assert response.status_code == 404, (url, response.content)
         assert response.json()["code"] == "not_found"
