@@ -10,26 +10,37 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 from knox.models import AuthToken
 from rest_framework.exceptions import ValidationError
 
+USERNAME_TAKEN = "A user with that username already exists."
+
 
 @transaction.atomic
 def user_create(*, username: str, password: str) -> AbstractBaseUser:
     User = get_user_model()
+    # Compared as Django stores it, NFKC-normalised (fullwidth letters are plain ones), any case.
+    username = User.normalize_username(username)
     if User.objects.filter(username__iexact=username).exists():
-        raise ValidationError({"username": ["A user with that username already exists."]})
+        raise ValidationError({"username": [USERNAME_TAKEN]})
     user = User(username=username)
     try:
         validate_password(password, user=user)
     except DjangoValidationError as exc:
         raise ValidationError({"password": list(exc.messages)}) from None
     user.set_password(password)
-    user.full_clean(exclude=["password"])
-    user.save()
+    try:
+        user.full_clean(exclude=["password"])
+    except DjangoValidationError as exc:
+        raise ValidationError(exc.message_dict) from None
+    try:
+        with transaction.atomic():  # a savepoint: the same name signed up at the same moment
+            user.save()
+    except IntegrityError:
+        raise ValidationError({"username": [USERNAME_TAKEN]}) from None
     return user
 
 

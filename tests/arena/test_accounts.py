@@ -125,6 +125,14 @@ def test_a_malformed_authorization_header_is_a_401_in_the_error_shape() -> None:
     assert set(response.json()) == {"code", "detail"}
 
 
+def test_a_username_that_normalises_to_a_taken_one_is_a_400(alice: Any) -> None:
+    client = APIClient()
+    for name in ("ALICE", "\uff41\uff4c\uff49\uff43\uff45"):  # fullwidth "alice"
+        response = client.post("/api/accounts/", {"username": name, "password": "a long pass 42"})
+        assert response.status_code == 400, (name, response.content)
+        assert "username" in response.json()["fields"]
+
+
 def test_sign_up_is_rate_limited(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"signup": "2/hour"})
     client = APIClient()
