@@ -408,7 +408,7 @@ class GameMovesApi(generics.GenericAPIView):
         status_code, body, replayed = idempotent_call(
             user=request.user, key=key, fingerprint=fingerprint, game_id=game_id, produce=produce
         )
-        if moves:  # played now (not replayed): wait like any move
+        if moves and not replayed:  # played now: wait like any move
             body = self._wait(request, moves[0], seat, wait, until_turn, changes, body)
         response = _move_response(body, status_code)
         if replayed:

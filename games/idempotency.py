@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from games.errors import IdempotencyKeyReused
 from games.models import Game, IdempotencyRecord
@@ -34,18 +34,38 @@ def idempotent_call(
     The game row is locked first, so two concurrent retries of one request are serialised:
     the second finds the first one's record instead of racing it. Any final answer (success
     or 4xx) is stored: a retry must see what the first attempt saw.
+
+    One key sent at once for two different games (each request locks only its own game) is
+    caught by the key's unique constraint: the late request is rolled back whole, its move
+    included, and answered from the record that won.
     """
-    with transaction.atomic():
-        Game.objects.select_for_update().filter(pk=game_id).first()
-        record = IdempotencyRecord.objects.filter(user=user, key=key).first()
-        if record is not None:
-            if record.fingerprint != fingerprint:
-                raise IdempotencyKeyReused()
-            return record.status_code, record.response_body, True
-        status_code, body = produce()
-        if status_code < 500:
-            IdempotencyRecord.objects.create(
-                user=user, key=key, fingerprint=fingerprint, status_code=status_code,
-                response_body=body,
-            )
-        return status_code, body, False
+    try:
+        with transaction.atomic():
+            Game.objects.select_for_update().filter(pk=game_id).first()
+            known = _recorded(user=user, key=key, fingerprint=fingerprint)
+            if known is not None:
+                return known
+            status_code, body = produce()
+            if status_code < 500:
+                IdempotencyRecord.objects.create(
+                    user=user, key=key, fingerprint=fingerprint, status_code=status_code,
+                    response_body=body,
+                )
+            return status_code, body, False
+    except IntegrityError:
+        known = _recorded(user=user, key=key, fingerprint=fingerprint)
+        if known is None:
+            raise  # not the key's constraint
+        return known
+
+
+def _recorded(
+    *, user: AbstractBaseUser, key: str, fingerprint: str
+) -> tuple[int, Any, bool] | None:
+    """The stored answer to the key, if any: the same request's, or a 422 for another's."""
+    record = IdempotencyRecord.objects.filter(user=user, key=key).first()
+    if record is None:
+        return None
+    if record.fingerprint != fingerprint:
+        raise IdempotencyKeyReused()
+    return record.status_code, record.response_body, True

@@ -12,6 +12,8 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from games import services
+from games.errors import IdempotencyKeyReused
+from games.idempotency import idempotent_call
 from games.models import Game, MoveRecord
 from tests.games.conftest import client_for
 
@@ -81,3 +83,48 @@ def test_racing_retries_with_one_idempotency_key_all_get_the_first_response(
     # The same JSON (PostgreSQL's jsonb may store the keys in another order).
     assert len({json.dumps(r.json(), sort_keys=True) for r in results}) == 1
     assert MoveRecord.objects.filter(game=game).count() == 1
+
+
+def test_one_idempotency_key_sent_at_once_for_two_games_plays_one_move(
+    alice: Any, bob: Any
+) -> None:
+    """Each request locks only its own game, so both get past the key lookup; the key's
+    unique constraint then refuses the late one, which is rolled back whole, its move too."""
+    first, second = _started(alice, bob), _started(alice, bob)
+    inside = threading.Event()
+    release = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def play(game: Game) -> tuple[int, Any]:
+        game.refresh_from_db()
+        played = services.move_play(game_id=game.pk, seat=game.awaiting,
+                                    move={"type": "draw"}, expected_version=game.version)
+        return 201, {"version": played.game.version}
+
+    def slow() -> None:
+        def produce() -> tuple[int, Any]:
+            answer = play(first)
+            inside.set()
+            release.wait(10)  # meanwhile the other game stores the same key
+            return answer
+
+        try:
+            outcome["slow"] = idempotent_call(user=alice, key="k1", fingerprint="first",
+                                              game_id=first.pk, produce=produce)
+        except IdempotencyKeyReused as exc:
+            outcome["slow"] = exc
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=slow)
+    thread.start()
+    assert inside.wait(10)
+    fast = idempotent_call(user=alice, key="k1", fingerprint="second", game_id=second.pk,
+                           produce=lambda: play(second))
+    release.set()
+    thread.join(10)
+
+    assert fast[0] == 201 and fast[2] is False
+    assert isinstance(outcome["slow"], IdempotencyKeyReused)
+    assert MoveRecord.objects.filter(game=first).count() == 0
+    assert MoveRecord.objects.filter(game=second).count() == 1
