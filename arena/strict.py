@@ -6,12 +6,37 @@ a 400 naming the field instead of a guess."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from django import forms
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
+
+
+class StrictInput(serializers.Serializer):
+    """A request body with only the fields the schema names: a misspelt one (``"seat": 3``
+    for ``"seats"``) is a 400 naming it, not silently ignored while its default applies."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class StrictInputSchema(OpenApiSerializerExtension):
+    """In the schema too: ``additionalProperties: false``."""
+
+    target_class = StrictInput
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        return {**schema, "additionalProperties": False}
 
 
 class StrictCharField(serializers.CharField):

@@ -256,7 +256,7 @@ class GameViewApi(APIView):
         )
         game = seat.game
         etag = selectors.view_etag(game=game, seat=seat.index)
-        if etag in known:
+        if etag in known or "*" in known:  # "*": any view you have (RFC 9110)
             response = HttpResponse(status=status.HTTP_304_NOT_MODIFIED)
             response["ETag"] = etag
             return response

@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from arena.strict import QuerySerializer
+from arena.strict import QuerySerializer, StrictInput, StrictIntegerField
 from games import services
 from games.models import (
     DEFAULT_MAX_STRIKES,
@@ -90,17 +90,17 @@ class StrictBooleanField(serializers.BooleanField):
 
 
 # --- games ------------------------------------------------------------------------------------
-class GameCreateInput(serializers.Serializer):
-    seats = serializers.IntegerField(
+class GameCreateInput(StrictInput):
+    seats = StrictIntegerField(
         min_value=2, max_value=10, required=False, help_text="Number of seats (2-10); sets "
         "options.players."
     )
     options = OptionsField(required=False, default=dict)
-    turn_seconds = serializers.IntegerField(
+    turn_seconds = StrictIntegerField(
         min_value=1, max_value=86400, default=DEFAULT_TURN_SECONDS,
         help_text="Per-turn time limit for API players, in seconds.",
     )
-    max_strikes = serializers.IntegerField(
+    max_strikes = StrictIntegerField(
         min_value=1, max_value=100, default=DEFAULT_MAX_STRIKES,
         help_text="Timeouts after which a seat is forfeited.",
     )
@@ -159,8 +159,8 @@ class GameFilterInput(serializers.Serializer):
     open_seats = serializers.BooleanField(required=False, default=False)
 
 
-class JoinInput(serializers.Serializer):
-    seat = serializers.IntegerField(
+class JoinInput(StrictInput):
+    seat = StrictIntegerField(
         min_value=0, max_value=9, required=False, help_text="A specific free seat; default "
         "the lowest free one."
     )
@@ -176,8 +176,8 @@ class ViewOut(serializers.Serializer):
     view = EngineViewField()
 
 
-class MoveInput(serializers.Serializer):
-    version = serializers.IntegerField(min_value=0, help_text="The version your decision saw.")
+class MoveInput(StrictInput):
+    version = StrictIntegerField(min_value=0, help_text="The version your decision saw.")
     move = MoveField()
 
 

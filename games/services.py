@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from rest_framework.exceptions import ValidationError
 
 from games import clock, notify, rows
 from games import uno as engine
@@ -155,8 +156,9 @@ def _seat_take(game: Game, user: AbstractBaseUser, index: int | None) -> Seat:
     free = game.seats.filter(user__isnull=True)
     if index is not None:
         seat = game.seats.filter(index=index).first()
-        if seat is None:
-            raise SeatTaken(f"There is no seat {index} in this game.", code="no_such_seat")
+        if seat is None:  # the request names what the table does not have: a bad value
+            last = game.seats.count() - 1
+            raise ValidationError({"seat": [f"This table's seats are 0 to {last}."]})
         if seat.is_taken:
             raise SeatTaken()
     else:

@@ -283,6 +283,12 @@ BODY_REFUSALS = [
     ("/api/tokens/", {"username": 7}, "username"),
     ("/api/tokens/", {"password": ["x"]}, "password"),
     ("/api/tokens/", {"expires_in": "3600"}, "expires_in"),
+    ("/api/tokens/", {"expires": 3600}, "expires"),
+    # A misspelt field is named, not ignored while its default applies.
+    ("/api/games/", {"seat": 3}, "seat"),
+    ("/api/games/", {"seats": "3"}, "seats"),
+    ("/api/games/", {"turn_seconds": "30"}, "turn_seconds"),
+    ("/api/games/", {"max_strikes": 2.5}, "max_strikes"),
 ]
 
 

@@ -3,12 +3,12 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from arena.strict import StrictCharField, StrictIntegerField, StrictRegexField
+from arena.strict import StrictCharField, StrictInput, StrictIntegerField, StrictRegexField
 
 MAX_TOKEN_SECONDS = 10 * 365 * 24 * 3600
 
 
-class SignupInput(serializers.Serializer):
+class SignupInput(StrictInput):
     username = StrictRegexField(
         r"^[\w.@+-]+\Z", max_length=150, help_text="Letters, digits and @/./+/-/_ only."
     )
@@ -21,7 +21,7 @@ class UserOut(serializers.ModelSerializer):
         fields = ("id", "username", "date_joined")
 
 
-class TokenCreateInput(serializers.Serializer):
+class TokenCreateInput(StrictInput):
     username = StrictCharField(
         required=False, help_text="With `password`, instead of HTTP Basic auth."
     )

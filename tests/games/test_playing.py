@@ -133,6 +133,8 @@ def test_it_rejects_an_illegal_move_with_the_reason(
         {"version": 0, "move": {"type": "draw", "extra": 1}},
         {"version": 0},
         {"version": "x", "move": {"type": "draw"}},
+        {"version": "7", "move": {"type": "draw"}},
+        {"version": 0, "move": {"type": "draw"}, "wait": 5},
         {"move": {"type": "draw"}},
         [],
     ],
@@ -158,6 +160,8 @@ def test_the_view_answers_304_to_a_matching_etag(
     again = alice_api.get(f"/api/games/{gid}/view/", headers={"If-None-Match": etag})
     assert again.status_code == 304
     assert again.content == b""
+    anything = alice_api.get(f"/api/games/{gid}/view/", headers={"If-None-Match": "*"})
+    assert (anything.status_code, anything["ETag"]) == (304, etag)
 
 
 def test_the_etag_changes_after_a_move(

@@ -70,6 +70,17 @@ def test_a_specific_free_seat_can_be_chosen(alice_api: APIClient, bob_api: APICl
     assert bob_api.post(f"/api/games/{game['id']}/join/", {"seat": 3}).json()["my_seat"] == 3
 
 
+def test_joining_a_seat_the_table_lacks_or_a_malformed_join_is_a_400_naming_it(
+    alice_api: APIClient, bob_api: APIClient
+) -> None:
+    url = f"/api/games/{create_game(alice_api, seats=2)['id']}/join/"
+    for body, field in (({"seat": 5}, "seat"), ({"seat": "1"}, "seat"), ({"sit": 1}, "sit")):
+        response = bob_api.post(url, body, format="json")
+        assert response.status_code == 400, (body, response.content)
+        assert field in response.json()["fields"]
+    assert bob_api.post(url, {"seat": 1}, format="json").json()["my_seat"] == 1
+
+
 def test_joining_twice_or_a_taken_seat_or_a_full_game_is_a_409(
     alice_api: APIClient, bob_api: APIClient, charlie_api: APIClient
 ) -> None:
