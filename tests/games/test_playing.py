@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from games import services
 from games.errors import NotYourTurn
-from games.models import Game, MoveRecord
+from games.idempotency import KEY_LIFETIME
+from games.models import Game, IdempotencyRecord, MoveRecord
 from tests.games.conftest import create_game, play_to_the_end
 
 pytestmark = pytest.mark.django_db
@@ -203,6 +205,53 @@ def test_an_idempotency_key_reused_for_another_request_is_refused(
                   **{"Idempotency-Key": "k-2"})
     assert again.status_code == 422
     assert again.json()["code"] == "idempotency_key_reused"
+
+
+def test_a_refused_move_is_not_remembered_so_its_key_serves_the_corrected_one(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    _, mover, body = _awaited([alice_api, bob_api], gid)
+    key = {"Idempotency-Key": "k-3"}
+    refused = _post(mover, gid, body["version"], {"type": "play", "card": "X"}, **key)
+    assert refused.status_code == 400
+    again = _post(mover, gid, body["version"], {"type": "play", "card": "X"}, **key)
+    assert again.status_code == 400 and "Idempotent-Replayed" not in again
+    move = body["view"]["legal_moves"][0]
+    played = _post(mover, gid, body["version"], move, **key)
+    assert played.status_code == 201
+    assert _post(mover, gid, body["version"], move, **key)["Idempotent-Replayed"] == "true"
+    assert MoveRecord.objects.filter(game_id=gid).count() == 1
+
+
+@pytest.mark.parametrize("key", [" ", "k" * 256])
+def test_a_blank_or_overlong_idempotency_key_is_a_400(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient, key: str
+) -> None:
+    gid = running_game["id"]
+    _, mover, body = _awaited([alice_api, bob_api], gid)
+    response = _post(mover, gid, body["version"], body["view"]["legal_moves"][0],
+                     **{"Idempotency-Key": key})
+    assert response.status_code == 400
+    assert "Idempotency-Key" in response.json()["fields"]
+    assert not MoveRecord.objects.filter(game_id=gid).exists()
+
+
+def test_an_idempotency_key_is_forgotten_after_a_day(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    seat, mover, body = _awaited([alice_api, bob_api], gid)
+    user = Game.objects.get(pk=gid).seats.get(index=seat).user
+    old = IdempotencyRecord.objects.create(user=user, key="k-4", fingerprint="another request",
+                                           status_code=201, response_body={})
+    IdempotencyRecord.objects.filter(pk=old.pk).update(
+        created_at=timezone.now() - KEY_LIFETIME
+    )
+    reused = _post(mover, gid, body["version"], body["view"]["legal_moves"][0],
+                   **{"Idempotency-Key": "k-4"})
+    assert reused.status_code == 201 and "Idempotent-Replayed" not in reused
+    assert not IdempotencyRecord.objects.filter(pk=old.pk).exists()
 
 
 def test_the_move_log_is_public_and_numbered(
