@@ -15,7 +15,8 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import Http404, HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
-from drf_spectacular.utils import OpenApiExample
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter
 from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -149,6 +150,17 @@ _EXAMPLES: dict[int, list[tuple[str, dict[str, Any]]]] = {
     429: [("Throttled", {"code": "throttled", "detail": "Request was throttled. Expected "
                          "available in 30 seconds."})],
 }
+
+
+# Response header of every 429 (DRF's ``Throttled``); list it in the operation's parameters.
+RETRY_AFTER = OpenApiParameter(
+    "Retry-After",
+    OpenApiTypes.INT,
+    OpenApiParameter.HEADER,
+    description="Seconds to wait before trying again.",
+    examples=[OpenApiExample("Thirty seconds", value=30)],
+    response=[429],
+)
 
 
 def error_responses(*codes: int, **overrides: Any) -> dict[int, Any]:

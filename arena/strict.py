@@ -103,6 +103,9 @@ class StrictPageNumberPagination(PageNumberPagination):
     """A ``page_size`` outside 1..``max_page_size`` (or not a number) is a 400; DRF would
     silently use the default. The schema states the range. A bad ``page`` is DRF's 404."""
 
+    # The list's URL, for the `next`/`previous` links of the schema's examples (page 2 shown).
+    example_url = ""
+
     def get_page_size(self, request: Any) -> int | None:
         name = self.page_size_query_param
         if not name or name not in request.query_params:
@@ -119,6 +122,15 @@ class StrictPageNumberPagination(PageNumberPagination):
         if request.query_params.get(self.page_query_param) == "":
             return ""
         return super().get_page_number(request, paginator)
+
+    def get_paginated_response_schema(self, schema: Any) -> dict[str, Any]:
+        out = super().get_paginated_response_schema(schema)
+        if self.example_url:
+            properties = out["properties"]
+            properties["count"]["example"] = 41
+            properties["next"]["example"] = f"{self.example_url}?page=3"
+            properties["previous"]["example"] = self.example_url
+        return out
 
     def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
         parameters = super().get_schema_operation_parameters(view)

@@ -26,9 +26,9 @@ from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
 from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
-from arena.api_errors import error_body, error_responses
+from arena.api_errors import RETRY_AFTER, error_body, error_responses
 from arena.strict import StrictPageNumberPagination, query_bool
-from games import clock, notify, selectors, services
+from games import clock, examples, notify, selectors, services
 from games import uno as engine
 from games.filters import GameFilter
 from games.idempotency import MAX_KEY_LENGTH, idempotent_call, request_fingerprint
@@ -52,37 +52,24 @@ from games.serializers import (
 GAMES = ["games"]
 PLAY = ["play"]
 
-# A fabricated view: examples must never show real hidden information.
-VIEW_EXAMPLE = {
-    "game": 7,
-    "version": 12,
-    "seat": 0,
-    "status": "running",
-    "turn_deadline": "2025-01-01T12:01:00Z",
-    "view": {
-        "seat": 0,
-        "hand": ["R5", "G7", "W"],
-        "hand_counts": [3, 6],
-        "top": "R2",
-        "color": "red",
-        "direction": 1,
-        "turn": 0,
-        "awaiting": 0,
-        "phase": "play",
-        "pending": None,
-        "uno_window": None,
-        "scores": [0, 0],
-        "hand_number": 1,
-        "deck_count": 80,
-        "finished": False,
-        "winner": None,
-        "legal_moves": [
-            {"type": "play", "card": "R5"},
-            {"type": "play", "card": "W", "color": "red"},
-            {"type": "draw"},
-        ],
-    },
-}
+# Examples are fabricated (games.examples): never real hidden information.
+def _example(name: str, value: Any, description: str = "") -> OpenApiExample:
+    return OpenApiExample(name, value=value, description=description)
+
+
+def _request_example(name: str, value: Any, description: str = "") -> OpenApiExample:
+    return OpenApiExample(name, value=value, description=description, request_only=True)
+
+
+def _etag(*codes: int) -> OpenApiParameter:
+    return OpenApiParameter(
+        "ETag", str, OpenApiParameter.HEADER, required=True,
+        description="Names the game, version and seat of the view: send it back as "
+        "`If-None-Match` to `view` (with `wait` to long-poll).",
+        examples=[OpenApiExample("Game 7 at version 12 for seat 0", value='"7-12-0"')],
+        response=list(codes),
+    )
+
 
 GAME_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Game id.")
 
@@ -100,12 +87,14 @@ def _game_out(game_id: int, request: Request) -> dict[str, Any]:
 
 
 class GamePagination(StrictPageNumberPagination):
+    example_url = "https://uno.example.org/api/games/"
     page_size = 20
     page_size_query_param = "page_size"
     max_page_size = 100
 
 
 class MovePagination(StrictPageNumberPagination):
+    example_url = "https://uno.example.org/api/games/7/moves/"
     page_size = 200
     page_size_query_param = "page_size"
     max_page_size = 1000
@@ -126,7 +115,14 @@ class GameListCreateApi(generics.ListAPIView):
         summary="List games",
         description="Newest first. Filter by `status`, `mine=true` (games you sit in) and "
         "`open_seats=true` (open games with a free seat).",
-        responses={200: GameOut(many=True), **error_responses(400, 401, 404)},
+        responses={
+            200: OpenApiResponse(
+                GameOut(many=True),
+                "A page of games.",
+                examples=[_example("A table with a free seat", examples.GAME_LISTED)],
+            ),
+            **error_responses(400, 401, 404),
+        },
     )
     def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().get(request, *args, **kwargs)
@@ -138,14 +134,15 @@ class GameListCreateApi(generics.ListAPIView):
         description="A table with 2-10 seats and rule options (checked by the rules engine: a "
         "bad value is a 400 naming the field). You take seat 0 unless `join` is false.",
         request=GameCreateInput,
-        responses={201: GameOut, **error_responses(400, 401)},
-        examples=[
-            OpenApiExample(
-                "Two players, one hand",
-                value={"seats": 2, "options": {"single_hand": True}, "turn_seconds": 30},
-                request_only=True,
+        responses={
+            201: OpenApiResponse(
+                GameOut,
+                "The new table; `my_seat` is 0 unless `join` was false.",
+                examples=[_example("An open table", examples.GAME_OPEN)],
             ),
-        ],
+            **error_responses(400, 401),
+        },
+        examples=[_request_example("Two players, one hand", examples.CREATE_REQUEST)],
     )
     def post(self, request: Request) -> Response:
         body = GameCreateInput(data=request.data)
@@ -168,7 +165,17 @@ class GameDetailApi(APIView):
         tags=GAMES,
         summary="A game's public state",
         parameters=[GAME_ID],
-        responses={200: GameOut, **error_responses(401, 404)},
+        responses={
+            200: OpenApiResponse(
+                GameOut,
+                "The game; `my_seat` is your seat, or null.",
+                examples=[
+                    _example("Running", examples.GAME_RUNNING),
+                    _example("Finished", examples.GAME_FINISHED),
+                ],
+            ),
+            **error_responses(401, 404),
+        },
     )
     def get(self, request: Request, id: int) -> Response:
         return Response(GameOut(_game_or_404(id), context={"request": request}).data)
@@ -182,7 +189,20 @@ class GameJoinApi(APIView):
         description="Takes the lowest free seat, or `seat` if given. One seat per user.",
         parameters=[GAME_ID],
         request=JoinInput,
-        responses={200: GameOut, **error_responses(400, 401, 404, 409)},
+        responses={
+            200: OpenApiResponse(
+                GameOut,
+                "The game with your seat (`my_seat`).",
+                examples=[_example("Seated at 1", examples.GAME_JOINED)],
+            ),
+            **error_responses(400, 401, 404, 409),
+        },
+        examples=[
+            _request_example(
+                "The lowest free seat", examples.JOIN_REQUEST_ANY, "An empty body (or none)."
+            ),
+            _request_example("A given seat", examples.JOIN_REQUEST_SEAT),
+        ],
     )
     def post(self, request: Request, id: int) -> Response:
         body = JoinInput(data=request.data)
@@ -199,7 +219,14 @@ class GameLeaveApi(APIView):
         description="When the last player leaves, the game is aborted.",
         parameters=[GAME_ID],
         request=None,
-        responses={200: GameOut, **error_responses(401, 403, 404, 409)},
+        responses={
+            200: OpenApiResponse(
+                GameOut,
+                "The game without you (`aborted` if nobody is left).",
+                examples=[_example("Seat 1 free again", examples.GAME_LEFT)],
+            ),
+            **error_responses(401, 403, 404, 409),
+        },
     )
     def post(self, request: Request, id: int) -> Response:
         services.seat_leave(game_id=id, user=request.user)
@@ -214,7 +241,14 @@ class GameStartApi(APIView):
         description="Creator only, once every seat is taken (409 `seats_open` otherwise).",
         parameters=[GAME_ID],
         request=None,
-        responses={200: GameOut, **error_responses(401, 403, 404, 409)},
+        responses={
+            200: OpenApiResponse(
+                GameOut,
+                "The running game: `awaiting` is the seat to play first.",
+                examples=[_example("Dealt", examples.GAME_STARTED)],
+            ),
+            **error_responses(401, 403, 404, 409),
+        },
     )
     def post(self, request: Request, id: int) -> Response:
         services.game_start(game_id=id, user=request.user)
@@ -235,12 +269,13 @@ class GameViewApi(APIView):
             GAME_ID,
             ViewQuery,
             OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False),
+            _etag(200, 304),
         ],
         responses={
             200: OpenApiResponse(
                 ViewOut,
                 "Your view.",
-                examples=[OpenApiExample("A view (fabricated)", value=VIEW_EXAMPLE)],
+                examples=[_example("Your turn", examples.VIEW_EXAMPLE)],
             ),
             304: OpenApiResponse(description="Not modified since the ETag you sent."),
             **error_responses(400, 401, 403, 404),
@@ -300,7 +335,14 @@ class GameMovesApi(generics.GenericAPIView):
         parameters=[GAME_ID],
         description="Every move so far, oldest first. Moves carry no hidden information. "
         "A page past the end is a 404.",
-        responses={200: MoveRecordOut(many=True), **error_responses(400, 401, 404)},
+        responses={
+            200: OpenApiResponse(
+                MoveRecordOut(many=True),
+                "A page of the move log.",
+                examples=[_example("A move", examples.MOVE_RECORD)],
+            ),
+            **error_responses(400, 401, 404),
+        },
     )
     def get(self, request: Request, id: int) -> Response:
         game = _game_or_404(id)
@@ -336,27 +378,37 @@ class GameMovesApi(generics.GenericAPIView):
                 "Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
                 description="Any unique string (e.g. a UUID) per intended move.",
             ),
+            _etag(201),
+            OpenApiParameter(
+                "Idempotent-Replayed", str, OpenApiParameter.HEADER, enum=["true"],
+                description="Present on the recorded response a retried `Idempotency-Key` "
+                "gets back (a 201, or the error the first request got).",
+                response=[201, 400, 409, 422],
+            ),
+            RETRY_AFTER,
         ],
         request=MoveInput,
         responses={
-            201: OpenApiResponse(MovePlayedOut, "The move was applied."),
+            201: OpenApiResponse(
+                MovePlayedOut,
+                "The move was applied: your view (at the version the `ETag` names) and the "
+                "move's record (`played`).",
+                examples=[
+                    _example("Played a red five", examples.MOVE_PLAYED, "Right after the move."),
+                    _example(
+                        "Played and waited", examples.MOVE_PLAYED_AND_WAITED,
+                        "With `?wait=25&until=turn`: the view once rival has replied.",
+                    ),
+                ],
+            ),
             **error_responses(400, 401, 403, 404, 409, 422, 429),
         },
         examples=[
-            OpenApiExample(
-                "Play a red five", value={"version": 12, "move": {"type": "play", "card": "R5"}},
-                request_only=True,
-            ),
-            OpenApiExample(
-                "Wild, choosing green",
-                value={"version": 12, "move": {"type": "play", "card": "W", "color": "green"}},
-                request_only=True,
-            ),
-            OpenApiExample(
-                "Catch seat 1 (missed Uno)",
-                value={"version": 12, "move": {"type": "catch", "target": 1}},
-                request_only=True,
-            ),
+            _request_example("Play a red five", examples.MOVE_REQUEST_PLAY),
+            _request_example("Wild choosing green", examples.MOVE_REQUEST_WILD),
+            _request_example("Penultimate card with an Uno call", examples.MOVE_REQUEST_UNO),
+            _request_example("Draw", examples.MOVE_REQUEST_DRAW),
+            _request_example("Catch seat 1 (missed Uno)", examples.MOVE_REQUEST_CATCH),
         ],
     )
     def post(self, request: Request, id: int) -> Response:
@@ -499,7 +551,17 @@ class GameEventsApi(APIView):
         "the request waits until something happens instead of answering empty, so a client "
         "can follow a game without hammering the server.",
         parameters=[GAME_ID, EventsQuery],
-        responses={200: EventsOut, **error_responses(400, 401, 404)},
+        responses={
+            200: OpenApiResponse(
+                EventsOut,
+                "The events after `since` (empty when a long poll saw nothing).",
+                examples=[
+                    _example("From the start", examples.EVENTS, "`since=0`."),
+                    _example("Nothing happened", examples.EVENTS_NONE, "`since=12&wait=25`."),
+                ],
+            ),
+            **error_responses(400, 401, 404),
+        },
     )
     def get(self, request: Request, id: int) -> Response:
         query = EventsQuery(data=request.query_params)
@@ -532,8 +594,29 @@ class GameReplayApi(APIView):
         parameters=[
             GAME_ID,
             OpenApiParameter("download", OpenApiTypes.BOOL, required=False),
+            OpenApiParameter(
+                "Content-Disposition", str, OpenApiParameter.HEADER,
+                description="With `download=1` only.",
+                examples=[
+                    OpenApiExample("Game 7", value='attachment; filename="uno-game-7.json"')
+                ],
+                response=[200],
+            ),
         ],
-        responses={200: ReplayOut, **error_responses(400, 401, 403, 404, 409)},
+        responses={
+            200: OpenApiResponse(
+                ReplayOut,
+                "The whole game, hidden information included.",
+                examples=[
+                    _example(
+                        "A tiny made-up finished game", examples.REPLAY,
+                        "The deal and the deck are cut short to fit.",
+                    ),
+                    _example("Aborted before the deal", examples.REPLAY_ABORTED),
+                ],
+            ),
+            **error_responses(400, 401, 403, 404, 409),
+        },
     )
     def get(self, request: Request, id: int) -> Response:
         game = _game_or_404(id)

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from arena.accounts import services
+from arena.accounts import examples, services
 from arena.accounts.serializers import (
     SignupInput,
     TokenCreatedOut,
@@ -23,7 +23,7 @@ from arena.accounts.serializers import (
     TokenOut,
     UserOut,
 )
-from arena.api_errors import ApiError, error_responses
+from arena.api_errors import RETRY_AFTER, ApiError, error_responses
 from arena.authentication import TokenAuthentication
 
 TAGS = ["accounts"]
@@ -41,14 +41,17 @@ class SignupApi(APIView):
         summary="Sign up",
         description="Create an account; then get a token from `POST /api/tokens/`.",
         request=SignupInput,
-        responses={201: UserOut, **error_responses(400, 429)},
+        parameters=[RETRY_AFTER],
+        responses={
+            201: OpenApiResponse(
+                UserOut,
+                "The new account.",
+                examples=[OpenApiExample("New account", value=examples.USER)],
+            ),
+            **error_responses(400, 429),
+        },
         auth=[],
-        examples=[
-            OpenApiExample(
-                "Sign up", value={"username": "my-bot", "password": "a long passphrase"},
-                request_only=True,
-            )
-        ],
+        examples=[OpenApiExample("Sign up", value=examples.SIGNUP_REQUEST, request_only=True)],
     )
     def post(self, request: Request) -> Response:
         body = SignupInput(data=request.data)
@@ -81,7 +84,14 @@ class TokenListCreateApi(APIView):
         tags=TAGS,
         summary="List my tokens",
         description="Prefix (`id`), creation and expiry; never the key.",
-        responses={200: TokenOut(many=True), **error_responses(401)},
+        responses={
+            200: OpenApiResponse(
+                TokenOut(many=True),
+                "Your tokens.",
+                examples=[OpenApiExample("A token", value=examples.TOKEN)],
+            ),
+            **error_responses(401),
+        },
     )
     def get(self, request: Request) -> Response:
         return Response(TokenOut(services.token_list(user=request.user), many=True).data)
@@ -94,24 +104,30 @@ class TokenListCreateApi(APIView):
         "an existing token. The `key` is shown only in this response; send it as "
         "`Authorization: Token <key>` (or `Bearer <key>`).",
         request=TokenCreateInput,
+        parameters=[RETRY_AFTER],
         responses={
             201: OpenApiResponse(
                 TokenCreatedOut,
                 "The new token.",
                 examples=[
-                    OpenApiExample(
-                        "New token",
-                        value={
-                            "id": "uno_3f9a1c2b7d0",
-                            "key": "uno_3f9a1c2b7d0" + "0" * 53,
-                            "created": "2025-01-01T12:00:00Z",
-                            "expiry": None,
-                        },
-                    )
+                    OpenApiExample("New token", value=examples.TOKEN_CREATED),
+                    OpenApiExample("New token for a day", value=examples.TOKEN_CREATED_EXPIRING),
                 ],
             ),
             **error_responses(400, 401, 429),
         },
+        examples=[
+            OpenApiExample(
+                "Password in the body", value=examples.TOKEN_REQUEST_PASSWORD, request_only=True
+            ),
+            OpenApiExample(
+                "HTTP Basic for a day",
+                value=examples.TOKEN_REQUEST_BASIC,
+                description="Credentials in the `Authorization` header; the body only sets the "
+                "lifetime (or send no body at all).",
+                request_only=True,
+            ),
+        ],
         auth=[{"basicAuth": []}, {"tokenAuth": []}, {}],
     )
     def post(self, request: Request) -> Response:
