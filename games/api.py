@@ -19,7 +19,7 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import generics, status
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
@@ -31,7 +31,7 @@ from arena.strict import StrictPageNumberPagination, query_bool
 from games import clock, examples, notify, selectors, services
 from games import uno as engine
 from games.filters import GameFilter
-from games.idempotency import MAX_KEY_LENGTH, idempotent_call, request_fingerprint
+from games.idempotency import idempotent_call, request_fingerprint
 from games.models import Game, GameStatus, MoveRecord, Seat
 from games.serializers import (
     EventOut,
@@ -83,7 +83,8 @@ def _game_or_404(game_id: int) -> Game:
 
 def _game_out(game_id: int, request: Request) -> dict[str, Any]:
     """The game as it is after a change (the services raise DoesNotExist, a 404, before)."""
-    return GameOut(_game_or_404(game_id), context={"request": request}).data
+    game = selectors.game_after_change(game_id=game_id)
+    return GameOut(game, context={"request": request}).data
 
 
 class GamePagination(StrictPageNumberPagination):
@@ -382,8 +383,8 @@ class GameMovesApi(generics.GenericAPIView):
             OpenApiParameter(
                 "Idempotent-Replayed", str, OpenApiParameter.HEADER, enum=["true"],
                 description="Present on the recorded response a retried `Idempotency-Key` "
-                "gets back (a 201, or the error the first request got).",
-                response=[201, 400, 409, 422],
+                "gets back (only played moves are recorded).",
+                response=[201],
             ),
             RETRY_AFTER,
         ],
@@ -440,11 +441,11 @@ class GameMovesApi(generics.GenericAPIView):
         until_turn: bool,
         changes: notify.Subscription | None,
     ) -> Response:
-        if len(key) > MAX_KEY_LENGTH:
-            raise ValidationError({"Idempotency-Key": [f"at most {MAX_KEY_LENGTH} characters"]})
         moves: list[services.MovePlayed] = []
 
         def produce() -> tuple[int, Any]:
+            # A refusal is answered, not raised: what the services committed before refusing
+            # (an overdue clock's move) stands. It is not remembered (``idempotent_call``).
             try:
                 played = self._play(request, game_id, seat)
             except APIException as exc:

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from games import clock, notify, rows, services
 from games import uno as engine
@@ -27,8 +27,7 @@ def game_list(
     *, user: AbstractBaseUser | AnonymousUser, filters: dict[str, Any] | None = None
 ) -> QuerySet[Game]:
     filters = filters or {}
-    qs = Game.objects.select_related("created_by").prefetch_related("seats__user")
-    qs = qs.annotate(
+    qs = _with_seats().annotate(
         open_seat_count=Count("seats", filter=Q(seats__user__isnull=True))
     ).order_by("-created_at", "-id")
     if filters.get("status"):
@@ -40,12 +39,22 @@ def game_list(
     return qs
 
 
+def _with_seats() -> QuerySet[Game]:
+    """Games with their creator and seats (with players) attached: two queries."""
+    seats = Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index"))
+    return Game.objects.select_related("created_by").prefetch_related(seats)
+
+
 def game_get(*, game_id: int) -> Game:
     """The game, with an overdue turn clock settled first (lazy enforcement on every read)."""
     services.turn_clock_enforce(game_id=game_id)
-    return Game.objects.select_related("created_by").prefetch_related("seats__user").get(
-        pk=game_id
-    )
+    return _with_seats().get(pk=game_id)
+
+
+def game_after_change(*, game_id: int) -> Game:
+    """The game as a service just committed it: no clock to settle (the service did, under
+    the game's lock)."""
+    return _with_seats().get(pk=game_id)
 
 
 def seat_of(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Seat | None:
@@ -277,7 +286,7 @@ def game_replay(*, game: Game) -> dict[str, Any]:
             deals.append(engine.full_view(state))
     moves = [
         {"number": r.number, "seat": r.seat, "move": r.move, "source": r.source,
-         "created_at": r.created_at.isoformat()}
+         "created_at": r.created_at}
         for r in records
     ]
     return {**base, "moves": moves, "deals": deals, "final": engine.full_view(state)}

@@ -115,3 +115,12 @@ def test_the_replay_downloads_as_a_json_attachment(
     assert response.status_code == 200
     assert response["Content-Disposition"] == f'attachment; filename="uno-game-{gid}.json"'
     assert json.loads(response.content)["game"] == gid
+
+
+def test_replay_times_are_written_like_every_other_time_in_the_api(
+    alice_api: APIClient, bob_api: APIClient, running_game: dict[str, Any]
+) -> None:
+    gid = running_game["id"]
+    play_to_the_end([alice_api, bob_api], gid)
+    replay = alice_api.get(f"/api/games/{gid}/replay/").json()
+    assert replay["moves"] and all(m["created_at"].endswith("Z") for m in replay["moves"])
