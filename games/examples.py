@@ -259,7 +259,7 @@ def _full(**changes: Any) -> dict[str, Any]:
 def _replay_move(number: int, seat: int, move: dict[str, Any], at: str) -> dict[str, Any]:
     return {
         "number": number, "seat": seat, "move": move, "source": "player",
-        "created_at": f"2025-01-01T12:00:{at}+00:00",
+        "created_at": f"2025-01-01T12:00:{at}Z",
     }
 
 
