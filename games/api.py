@@ -570,16 +570,14 @@ class GameEventsApi(APIView):
         since = query.validated_data["since"]
         # A missing game is a DoesNotExist from the wait (a 404); no need to load it first.
         services.turn_clock_enforce(game_id=id)  # a read settles an overdue clock
-        events = selectors.events_wait(game_id=id, since=since, wait=query.validated_data["wait"])
-        current = Game.objects.values_list("version", "status").get(pk=id)
-        last = events[-1].version if events else since
+        page = selectors.events_wait(game_id=id, since=since, wait=query.validated_data["wait"])
         return Response(
             {
                 "game": id,
-                "version": current[0],
-                "status": current[1],
-                "events": EventOut(events, many=True).data,
-                "more": last < current[0],
+                "version": page.version,
+                "status": page.status,
+                "events": EventOut(page.events, many=True).data,
+                "more": page.more,
             }
         )
 

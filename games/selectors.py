@@ -5,6 +5,7 @@ hidden state (hands, deck, seed) is only read out in ``game_replay``, once the g
 from __future__ import annotations
 
 from collections.abc import Callable, Container
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -217,12 +218,15 @@ def move_list(*, game: Game) -> QuerySet[MoveRecord]:
     return game.moves.order_by("number")
 
 
-def events_since(*, game_id: int, since: int, limit: int = EVENTS_PAGE) -> list[GameEvent]:
-    """The public events after version ``since``: lifecycle events and moves, by version."""
-    events = list(
-        GameEvent.objects.filter(game_id=game_id, version__gt=since).order_by("version")[:limit]
-    )
-    moves = MoveRecord.objects.filter(game_id=game_id, version__gt=since).order_by("version")
+def events_since(
+    *, game_id: int, since: int, upto: int, limit: int = EVENTS_PAGE
+) -> list[GameEvent]:
+    """The public events after version ``since`` up to ``upto``: lifecycle events and moves,
+    by version. ``upto`` is a version read before: each version commits together with its
+    event, so the two tables agree up to it, whatever commits while they are read."""
+    window = {"game_id": game_id, "version__gt": since, "version__lte": upto}
+    events = list(GameEvent.objects.filter(**window).order_by("version")[:limit])
+    moves = MoveRecord.objects.filter(**window).order_by("version")
     events += [_move_event(record) for record in moves[:limit]]
     return sorted(events, key=lambda event: event.version)[:limit]
 
@@ -239,23 +243,45 @@ def _move_event(record: MoveRecord) -> GameEvent:
     )
 
 
-def events_wait(*, game_id: int, since: int, wait: float) -> list[GameEvent]:
+@dataclass(frozen=True)
+class EventsPage:
+    version: int  # the game's, when the page was read
+    status: str
+    events: list[GameEvent]
+    more: bool  # events after the page's last, up to ``version``
+
+
+def events_wait(*, game_id: int, since: int, wait: float) -> EventsPage:
     """Events after ``since``; with ``wait`` > 0, hold the request until one happens or the
     wait ends."""
-    if version_wait(game_id=game_id, since=since, wait=wait) > since:
-        return events_since(game_id=game_id, since=since)
-    return []
+    game = version_wait(game_id=game_id, since=since, wait=wait)
+    events = (
+        events_since(game_id=game_id, since=since, upto=game.version)
+        if game.version > since else []
+    )
+    last = events[-1].version if events else since
+    return EventsPage(game.version, game.status, events, more=last < game.version)
 
 
-def version_wait(*, game_id: int, since: int, wait: float) -> int:
-    """The game's version as soon as it exceeds ``since``, or when ``wait`` seconds (at most
-    ``LONG_POLL_MAX_SECONDS``) have passed."""
-    deadline = clock.monotonic() + min(max(wait, 0.0), LONG_POLL_MAX_SECONDS)
+def version_wait(*, game_id: int, since: int, wait: float) -> Game:
+    """The game (its version and status) as soon as its version exceeds ``since``, when it
+    is over (nothing follows), or when ``wait`` seconds (at most ``LONG_POLL_MAX_SECONDS``)
+    have passed."""
+    fields = ("version", "status", "turn_deadline")
+    game = Game.objects.only(*fields).get(pk=game_id)
+    if game.version > since or game.is_over or wait <= 0:
+        return game
+    deadline = clock.monotonic() + min(wait, LONG_POLL_MAX_SECONDS)
     with notify.subscription(game_id) as changes:
-        game = Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
-        while game.version <= since and _wait_for_change(game, changes, deadline) is not None:
-            game = Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
-    return game.version
+        # Read again once subscribed: a change in between would otherwise go unnoticed.
+        game = Game.objects.only(*fields).get(pk=game_id)
+        while (
+            game.version <= since
+            and not game.is_over
+            and _wait_for_change(game, changes, deadline) is not None
+        ):
+            game = Game.objects.only(*fields).get(pk=game_id)
+    return game
 
 
 def game_replay(*, game: Game) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from games import services, uno
+from games import selectors, services, uno
 from games.models import Game, MoveRecord
 from tests.games.conftest import FakeClock, create_game, play_to_the_end
 
@@ -124,3 +124,63 @@ def test_replay_times_are_written_like_every_other_time_in_the_api(
     play_to_the_end([alice_api, bob_api], gid)
     replay = alice_api.get(f"/api/games/{gid}/replay/").json()
     assert replay["moves"] and all(m["created_at"].endswith("Z") for m in replay["moves"])
+
+
+def test_a_client_following_since_sees_every_event_even_when_commits_land_mid_read(
+    fake_clock: FakeClock, running_game: dict[str, Any], alice_api: APIClient,
+    bob_api: APIClient, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The page is read in two queries (events, then moves); what commits in between (here a
+    clock strike, then the next player's move) must not be skipped for good."""
+    gid = running_game["id"]
+    clients = [alice_api, bob_api]
+
+    def commits_in_between() -> None:
+        fake_clock.advance(61)
+        assert services.turn_clock_enforce(game_id=gid)  # a clock move and a strike
+        mover, body = _awaited(clients, gid)
+        move = next(m for m in body["view"]["legal_moves"] if m["type"] != "play")
+        response = mover.post(f"/api/games/{gid}/moves/",
+                              {"version": body["version"], "move": move}, format="json")
+        assert response.status_code == 201
+
+    hooks = [commits_in_between]
+
+    class MovesAfterAHook:
+        class objects:  # stands in for MoveRecord.objects
+            @staticmethod
+            def filter(**window: Any) -> Any:
+                while hooks:
+                    hooks.pop()()
+                return MoveRecord.objects.filter(**window)
+
+    monkeypatch.setattr(selectors, "MoveRecord", MovesAfterAHook)
+    seen, since = [], 0
+    for _ in range(10):
+        page = alice_api.get(f"/api/games/{gid}/events/", {"since": since}).json()
+        seen += [e["version"] for e in page["events"]]
+        since = page["events"][-1]["version"] if page["events"] else since
+        if not page["more"] and not page["events"]:
+            break
+    monkeypatch.undo()
+    truth = alice_api.get(f"/api/games/{gid}/events/").json()
+    assert seen == [e["version"] for e in truth["events"]] == list(range(1, truth["version"] + 1))
+
+
+def _awaited(clients: list[APIClient], gid: int) -> tuple[APIClient, dict[str, Any]]:
+    body = clients[0].get(f"/api/games/{gid}/view/").json()
+    seat = body["view"]["awaiting"]
+    return clients[seat], clients[seat].get(f"/api/games/{gid}/view/").json()
+
+
+def test_a_long_poll_on_a_game_that_is_over_answers_at_once(
+    fake_clock: FakeClock, running_game: dict[str, Any], alice_api: APIClient,
+    bob_api: APIClient,
+) -> None:
+    gid = running_game["id"]
+    play_to_the_end([alice_api, bob_api], gid)
+    final = alice_api.get(f"/api/games/{gid}/").json()["version"]
+    before = fake_clock.mono
+    body = alice_api.get(f"/api/games/{gid}/events/", {"since": final, "wait": 25}).json()
+    assert (body["events"], body["status"], body["more"]) == ([], "finished", False)
+    assert fake_clock.mono == before
