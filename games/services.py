@@ -325,7 +325,9 @@ def _move_play_compare_and_set(
     rng_changed = _sync_public(game, state)
     game.move_count += 1
     game.version += 1
-    new_turn = _turn_changed(state, previous_awaiting=previous_awaiting, mover=seat)
+    new_turn = _turn_changed(
+        state, previous_awaiting=previous_awaiting, mover=seat, move_type=move.type
+    )
     if new_turn:
         _set_turn_deadline(game)
     record = MoveRecord(
@@ -397,7 +399,8 @@ def _apply(
 ) -> MoveRecord:
     previous_awaiting = state.awaiting
     record = _apply_and_record(game, state, seat, move, source)
-    _after_move(game, state, previous_awaiting=previous_awaiting, mover=seat, forfeited=forfeited)
+    _after_move(game, state, previous_awaiting=previous_awaiting, mover=seat,
+                move_type=move.type, forfeited=forfeited)
     rows.game_save(game)
     return record
 
@@ -424,6 +427,7 @@ def _after_move(
     *,
     previous_awaiting: int | None,
     mover: int | None,
+    move_type: str | None = None,
     forfeited: set[int] | None = None,
 ) -> None:
     """The one hook after the game changed: finish it, play forfeited seats, and arm whatever
@@ -435,20 +439,33 @@ def _after_move(
             break
         # A forfeited seat is played by the server at once, so the others never wait for it.
         seat = state.awaiting
-        _apply_and_record(game, state, seat, engine.default_move(state, seat), MoveSource.SERVER)
-        mover = seat
+        move = engine.default_move(state, seat)
+        _apply_and_record(game, state, seat, move, MoveSource.SERVER)
+        mover, move_type = seat, move.type
     if state.finished:
         _finish(game, reason="match")
         return
-    if _turn_changed(state, previous_awaiting=previous_awaiting, mover=mover):
+    if _turn_changed(
+        state, previous_awaiting=previous_awaiting, mover=mover, move_type=move_type
+    ):
         _arm_turn_clock(game)
 
 
 def _turn_changed(
-    state: engine.GameState, *, previous_awaiting: int | None, mover: int | None
+    state: engine.GameState,
+    *,
+    previous_awaiting: int | None,
+    mover: int | None,
+    move_type: str | None,
 ) -> bool:
-    """A new turn gets a fresh clock; an out-of-turn move (catch, late Uno) does not reset it."""
-    return state.awaiting != previous_awaiting or mover == previous_awaiting
+    """A new turn gets a fresh clock: the awaited seat changed, the awaited seat moved on
+    within its turn (it drew; now it plays or keeps), or a jump-in changed the board under it.
+    A catch or a late Uno never resets it, whoever makes it."""
+    if state.awaiting != previous_awaiting:
+        return True
+    if move_type in _OUT_OF_TURN_TYPES:
+        return False
+    return mover == previous_awaiting or move_type == "play"
 
 
 def _arm_turn_clock(game: Game) -> None:

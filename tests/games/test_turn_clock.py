@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -147,3 +148,56 @@ def test_strikes_stay_on_the_seat(fake_clock: FakeClock, alice_api: APIClient,
         fake_clock.advance(61)
         alice_api.get(f"/api/games/{game['id']}/")
     assert sum(Seat.objects.filter(game_id=game["id"]).values_list("strikes", flat=True)) == 3
+
+
+def _rigged_three(alice: Any, bob: Any, charlie: Any, hands: list[list[str]],
+                  **options: Any) -> Game:
+    """A running three-seat game with these hands, a red 3 on top, seat 0 to play."""
+    from games.uno import Options
+    from games.uno.scenario import scenario
+
+    game = services.game_create(user=alice, options=options, seats=3)
+    services.seat_join(game_id=game.pk, user=bob)
+    services.seat_join(game_id=game.pk, user=charlie)
+    services.game_start(game_id=game.pk, user=alice)
+    state = scenario(Options(players=3, **options), hands=hands, top="R3",
+                     deck=["Y1", "Y2", "Y3", "Y4", "Y5", "Y6"])
+    Game.objects.filter(pk=game.pk).update(state=state.to_json(), awaiting=state.awaiting)
+    return Game.objects.get(pk=game.pk)
+
+
+def _play(client: APIClient, game_id: int, move: dict[str, Any]) -> Any:
+    version = Game.objects.get(pk=game_id).version
+    response = client.post(f"/api/games/{game_id}/moves/", {"version": version, "move": move},
+                           format="json")
+    assert response.status_code == 201, response.content
+    return Game.objects.get(pk=game_id)
+
+
+def test_a_jump_in_that_hands_the_turn_back_gives_the_awaited_seat_a_fresh_clock(
+    fake_clock: FakeClock, alice: Any, bob: Any, charlie: Any, charlie_api: APIClient
+) -> None:
+    """Seat 0 is awaited; at 55 s seat 2 jumps in and the turn comes back to seat 0 (2 + 1 is
+    0 with three seats): the board changed under it, so its decision starts again."""
+    game = _rigged_three(alice, bob, charlie, [["R1", "G7"], ["B1", "B2", "B5"],
+                                               ["B3", "B4", "R3"]], jump_in=True)
+    fake_clock.advance(55)
+    after = _play(charlie_api, game.pk, {"type": "play", "card": "R3"})
+    assert after.awaiting == 0
+    assert after.turn_deadline == fake_clock.wall + timedelta(seconds=after.turn_seconds)
+    fake_clock.advance(10)
+    services.turn_clock_enforce(game_id=game.pk)
+    assert Seat.objects.get(game=game, index=0).strikes == 0
+
+
+def test_a_catch_by_the_awaited_seat_does_not_reset_its_clock(
+    fake_clock: FakeClock, alice: Any, bob: Any, charlie: Any, alice_api: APIClient,
+    bob_api: APIClient,
+) -> None:
+    game = _rigged_three(alice, bob, charlie, [["R1", "G7"], ["B1", "B2", "R5"],
+                                               ["B3", "B4", "R3"]])
+    played = _play(alice_api, game.pk, {"type": "play", "card": "R1"})  # no Uno called
+    assert played.awaiting == 1
+    fake_clock.advance(50)
+    caught = _play(bob_api, game.pk, {"type": "catch", "target": 0})
+    assert caught.awaiting == 1 and caught.turn_deadline == played.turn_deadline
