@@ -202,7 +202,15 @@ def game_view(*, game: Game, seat: int) -> dict[str, Any]:
     """The engine's view for one seat; None-like empty dict before the deal."""
     if game.state is None:
         return {}
-    return engine.view(services.load_state(game), seat)
+    view = engine.view(services.load_state(game), seat)
+    if game.is_over and not view["finished"]:
+        # Ended by the server (a forfeit, an abort), not by the rules: nobody may move, and
+        # the game's winner (if any) is the one that counts.
+        view.update(
+            phase="over", awaiting=None, uno_window=None, pending=None, legal_moves=[],
+            finished=True, winner=game.winner,
+        )
+    return view
 
 
 def view_etag(*, game: Game, seat: int) -> str:

@@ -45,6 +45,8 @@ def test_staff_abort_a_running_game_and_its_players_see_it_over(
     assert game.events.order_by("version").last().kind == EventKind.ABORTED
     view = alice_api.get(f"/api/games/{game_id}/view/").json()
     assert (view["status"], view["version"]) == ("aborted", before + 1)
+    assert view["view"]["legal_moves"] == [] and view["view"]["awaiting"] is None
+    assert view["view"]["winner"] is None
     assert alice_api.get(f"/api/games/{game_id}/replay/").status_code == 200
 
 

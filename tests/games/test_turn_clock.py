@@ -80,6 +80,10 @@ def test_max_strikes_forfeit_a_seat_and_a_two_seat_game_ends_for_the_other(
     assert after["seats"][late]["forfeited"] is True
     kinds = list(GameEvent.objects.filter(game_id=game["id"]).values_list("kind", flat=True))
     assert kinds[-3:] == ["strike", "forfeited", "finished"]
+    for client in (alice_api, bob_api):  # the views agree: over, nobody to move
+        view = client.get(f"/api/games/{game['id']}/view/").json()["view"]
+        assert (view["finished"], view["winner"], view["awaiting"]) == (True, 1 - late, None)
+        assert view["legal_moves"] == [] and view["phase"] == "over"
 
 
 def test_a_forfeited_seat_in_a_bigger_game_is_played_by_the_server_at_once(
