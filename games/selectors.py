@@ -144,9 +144,12 @@ def seat_wait(
 
 
 def _still_waiting(game: Game, seat: int, known: Container[str], until_turn: bool) -> bool:
+    if game.is_over:
+        return False  # nothing will change any more
     if view_etag(game=game, seat=seat) in known:
         return True
-    return until_turn and game.status == GameStatus.RUNNING and game.awaiting != seat
+    # Until the seat's turn: through the wait for the start too.
+    return until_turn and (game.status == GameStatus.OPEN or game.awaiting != seat)
 
 
 def _wanted(game: Game, seat: int, until_turn: bool) -> Callable[[notify.Change], bool]:
@@ -158,7 +161,8 @@ def _wanted(game: Game, seat: int, until_turn: bool) -> Callable[[notify.Change]
         if change.version <= game.version:
             return False  # what the waiter already has (e.g. its own move)
         if until_turn:
-            return change.status != GameStatus.RUNNING or change.awaiting == seat
+            over = change.status in (GameStatus.FINISHED, GameStatus.ABORTED)
+            return over or (change.status == GameStatus.RUNNING and change.awaiting == seat)
         return True
 
     return wanted

@@ -126,6 +126,30 @@ def test_a_view_wait_until_turn_holds_while_another_seat_decides(
     assert fake_clock.mono - before >= 3
 
 
+def test_a_view_wait_until_turn_holds_through_the_wait_for_the_start(
+    alice: Any, bob: Any, bob_api: APIClient, fake_clock: Any
+) -> None:
+    game = services.game_create(user=alice, options={}, seats=2)
+    services.seat_join(game_id=game.pk, user=bob)
+    before = fake_clock.mono
+    response = bob_api.get(f"/api/games/{game.pk}/view/?wait=3&until=turn")
+    assert response.status_code == 200 and response.json()["status"] == "open"
+    assert fake_clock.mono - before >= 3
+
+
+def test_a_view_wait_on_a_game_that_is_over_answers_at_once(
+    alice: Any, bob: Any, bob_api: APIClient, fake_clock: Any
+) -> None:
+    game = _rigged(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
+    over = services.game_abort(game_id=game.pk)
+    before = fake_clock.mono
+    for query in ("wait=20", "wait=20&until=turn"):
+        response = bob_api.get(f"/api/games/{game.pk}/view/?{query}",
+                               HTTP_IF_NONE_MATCH=f'"{game.pk}-{over.version}-1"')
+        assert response.status_code == 304, query
+    assert fake_clock.mono == before
+
+
 def test_it_answers_at_once_when_the_next_decision_is_the_movers(
     alice: Any, bob: Any, alice_api: APIClient
 ) -> None:
