@@ -146,9 +146,22 @@ class StrictPageNumberPagination(PageNumberPagination):
 
 class QuerySerializer(serializers.Serializer):
     """For query parameters: one given empty (``?since=``) is invalid, not taken as omitted
-    (DRF's rule for HTML form input, where a blank field means "not filled in")."""
+    (DRF's rule for HTML form input, where a blank field means "not filled in"), and one the
+    operation does not take (``?wiat=25``) is a 400 naming it, not a wait silently skipped."""
 
     def to_internal_value(self, data: Any) -> Any:
         if hasattr(data, "dict"):  # a QueryDict
             data = data.dict()
+        unknown = sorted(set(data) - set(self.fields))
+        if unknown:
+            raise ValidationError({name: ["Unknown query parameter."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class QueryIntegerField(serializers.IntegerField):
+    """An integer query parameter written as one (DRF would also take ``1.0`` as 1)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if not isinstance(data, str) or not re.fullmatch(r"-?[0-9]{1,19}", data):
+            self.fail("invalid")
         return super().to_internal_value(data)

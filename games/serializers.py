@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from arena.strict import QuerySerializer, StrictInput, StrictIntegerField
+from arena.strict import QueryIntegerField, QuerySerializer, StrictInput, StrictIntegerField
 from games import services
 from games.models import (
     DEFAULT_MAX_STRIKES,
@@ -207,7 +207,7 @@ class EventOut(serializers.ModelSerializer):
 
 
 class EventsQuery(QuerySerializer):
-    since = serializers.IntegerField(min_value=0, default=0, help_text="Last version you saw.")
+    since = QueryIntegerField(min_value=0, default=0, help_text="Last version you saw.")
     wait = serializers.FloatField(
         min_value=0, max_value=25, default=0,
         help_text="Seconds to wait for an event before answering empty (long poll, max 25).",

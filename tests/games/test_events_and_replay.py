@@ -184,3 +184,12 @@ def test_a_long_poll_on_a_game_that_is_over_answers_at_once(
     body = alice_api.get(f"/api/games/{gid}/events/", {"since": final, "wait": 25}).json()
     assert (body["events"], body["status"], body["more"]) == ([], "finished", False)
     assert fake_clock.mono == before
+
+
+@pytest.mark.parametrize("query", ["since=1.0", "since=-1", "since=", "sinse=1", "wait=x"])
+def test_a_malformed_or_unknown_events_parameter_is_a_400_naming_it(
+    running_game: dict[str, Any], alice_api: APIClient, query: str
+) -> None:
+    response = alice_api.get(f"/api/games/{running_game['id']}/events/?{query}")
+    assert response.status_code == 400
+    assert query.split("=")[0] in response.json()["fields"]

@@ -187,7 +187,9 @@ def test_a_replayed_idempotent_move_answers_without_waiting(
     assert Game.objects.get(pk=game.pk).move_count == 1
 
 
-@pytest.mark.parametrize("query", ["wait=-1", "wait=26", "wait=soon", "wait=", "until=later"])
+@pytest.mark.parametrize(
+    "query", ["wait=-1", "wait=26", "wait=soon", "wait=", "until=later", "wiat=5"]
+)
 def test_a_malformed_wait_is_a_400_and_plays_nothing(
     running_game: dict[str, Any], alice_api: APIClient, query: str
 ) -> None:

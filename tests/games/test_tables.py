@@ -209,7 +209,9 @@ def test_charlie_without_a_seat_gets_403_or_404_on_every_seat_specific_endpoint(
 ) -> None:
     url = f"/api/games/{running_game['id']}/{suffix}"
     body = {"version": running_game["version"], "move": {"type": "draw"}}
-    response = getattr(charlie_api, method)(url, body, format="json")
+    response = charlie_api.post(url, body, format="json") if method == "post" else (
+        charlie_api.get(url)
+    )
     assert response.status_code in (403, 404), response.content
     assert "hand" not in response.content.decode()
 
