@@ -149,6 +149,19 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", 3600, minimum=1)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The queue the web processes send to and workers read; deployments sharing a Redis each
+# need their own.
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", "celery")
+# Each turn's clock is checked by a task scheduled for its deadline; this sweep (run by
+# ``celery beat``) catches a table whose task was lost, so none stays frozen for long.
+TURN_CLOCK_SWEEP_SECONDS = env.int("TURN_CLOCK_SWEEP_SECONDS", 30, minimum=1)
+CELERY_BEAT_SCHEDULE = {
+    "turn-clock-sweep": {
+        "task": "games.tasks.turn_clock_sweep",
+        "schedule": TURN_CLOCK_SWEEP_SECONDS,
+        "options": {"expires": TURN_CLOCK_SWEEP_SECONDS},  # a late sweep is a useless one
+    },
+}
 
 # --- Auth and passwords -------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

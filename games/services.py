@@ -517,6 +517,15 @@ def turn_clock_enforce(*, game_id: int) -> bool:
     return _turn_clock_enforce_locked(game_id)
 
 
+def turn_clock_sweep() -> int:
+    """Settle the clock of every running game whose turn is overdue (the safety net behind
+    each turn's own scheduled check); how many games it moved on."""
+    overdue = Game.objects.filter(
+        status=GameStatus.RUNNING, turn_deadline__lt=clock.now()
+    ).values_list("id", flat=True)
+    return sum(turn_clock_enforce(game_id=game_id) for game_id in list(overdue))
+
+
 @transaction.atomic
 def _turn_clock_enforce_locked(game_id: int) -> bool:
     game = _lock(game_id)

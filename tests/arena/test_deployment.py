@@ -42,10 +42,16 @@ def test_compose_has_the_four_services_with_health_checks() -> None:
     assert "pgdata:/var/lib/postgresql/data" in services["postgres"]["volumes"]
 
 
+def test_one_beat_process_sends_the_periodic_turn_clock_sweep() -> None:
+    beat = compose()["services"]["beat"]
+    assert beat["command"][:4] == ["celery", "-A", "arena", "beat"]
+    assert "deploy" not in beat  # no replicas: two beats would send every sweep twice
+
+
 def test_migrations_run_before_web_and_worker_start() -> None:
     services = compose()["services"]
     assert "migrate" in " ".join(services["migrate"]["command"])
-    for name in ("web", "worker"):
+    for name in ("web", "worker", "beat"):
         assert services[name]["depends_on"]["migrate"]["condition"] == (
             "service_completed_successfully"
         )

@@ -205,3 +205,25 @@ def test_a_catch_by_the_awaited_seat_does_not_reset_its_clock(
     fake_clock.advance(50)
     caught = _play(bob_api, game.pk, {"type": "catch", "target": 0})
     assert caught.awaiting == 1 and caught.turn_deadline == played.turn_deadline
+
+
+def test_the_sweep_settles_every_overdue_clock_and_nothing_else(
+    fake_clock: FakeClock, alice_api: APIClient, bob_api: APIClient
+) -> None:
+    overdue = [_start(alice_api, [bob_api], seats=2, turn_seconds=60) for _ in range(2)]
+    fake_clock.advance(61)
+    fresh = _start(alice_api, [bob_api], seats=2, turn_seconds=60)
+    assert tasks.turn_clock_sweep() == 2
+    for game in overdue:
+        assert Game.objects.get(pk=game["id"]).version > game["version"]
+    assert Game.objects.get(pk=fresh["id"]).version == fresh["version"]
+    assert tasks.turn_clock_sweep() == 0
+
+
+def test_celery_beat_schedules_the_sweep_by_a_registered_task_name() -> None:
+    from arena.celery import app
+
+    entry = app.conf.beat_schedule["turn-clock-sweep"]
+    app.loader.import_default_modules()
+    assert entry["task"] in app.tasks
+    assert entry["task"] == tasks.turn_clock_sweep.name

@@ -33,7 +33,8 @@ def worker(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A worker process on its own queue, so it sees only this test's tasks."""
     queue = f"turn-clock-test-{uuid.uuid4().hex}"
     monkeypatch.setitem(celery_app.conf, "task_default_queue", queue)
-    env = {**os.environ, "DATABASE_URL": _database_url()}
+    # The worker's own follow-up checks (the next turn's clock) go to that queue too.
+    env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_QUEUE": queue}
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
          "--loglevel=WARNING", "-Q", queue],
@@ -63,3 +64,25 @@ def test_a_worker_plays_the_default_move_when_the_clock_runs_out(
     game = Game.objects.get(pk=started["id"])
     assert game.version > started["version"]
     assert game.seats.get(index=clock_moves.first().seat).strikes >= 1
+
+
+def test_the_worker_alone_drives_an_abandoned_table_to_its_end(
+    alice_api: APIClient, bob_api: APIClient, worker: Any
+) -> None:
+    """Each timeout arms the next turn's clock from inside the worker: strikes alternate
+    until one seat reaches max_strikes and forfeits, which ends a two-seat game."""
+    created = alice_api.post(
+        "/api/games/",
+        {"seats": 2, "turn_seconds": 1, "max_strikes": 2, "options": {"single_hand": True}},
+        format="json",
+    ).json()
+    assert bob_api.post(f"/api/games/{created['id']}/join/").status_code == 200
+    alice_api.post(f"/api/games/{created['id']}/start/")
+    game = Game.objects.get(pk=created["id"])
+    for _ in range(300):  # bounded: at most 30 s (three timeouts take about 5 s)
+        game.refresh_from_db()
+        if game.is_over:
+            break
+        time.sleep(0.1)
+    assert (game.status, game.end_reason) == ("finished", "forfeit")
+    assert sorted(game.seats.values_list("strikes", flat=True)) == [1, 2]
