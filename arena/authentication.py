@@ -8,7 +8,7 @@ from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from knox.auth import TokenAuthentication as KnoxTokenAuthentication
 from rest_framework import exceptions
-from rest_framework.authentication import get_authorization_header
+from rest_framework.authentication import BasicAuthentication, get_authorization_header
 from rest_framework.request import Request
 
 
@@ -21,7 +21,7 @@ class TokenAuthentication(KnoxTokenAuthentication):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() not in self.schemes:
             return None
-        if len(parts) != 2:
+        if len(parts) != 2 or not parts[1].isascii():  # a key is ASCII; knox would crash
             raise exceptions.AuthenticationFailed(
                 "Invalid Authorization header: expected 'Token <key>' or 'Bearer <key>'."
             )
@@ -35,6 +35,32 @@ class TokenAuthentication(KnoxTokenAuthentication):
             auth_token.delete()
             return True
         return False
+
+
+class PasswordAuthentication(BasicAuthentication):
+    """HTTP Basic for the endpoint that trades a password for a token. Wrong credentials
+    are not refused here but by the view (``password_refused``): DRF authenticates before it
+    throttles, so refusing here would let password guesses bypass the rate limit."""
+
+    def authenticate(self, request: Request) -> Any:
+        try:
+            return super().authenticate(request)
+        except exceptions.AuthenticationFailed:
+            return None
+
+
+def password_refused(request: Request) -> bool:
+    """Whether the request sent HTTP Basic credentials that did not authenticate it."""
+    parts = get_authorization_header(request).split()
+    return bool(parts) and parts[0].lower() == b"basic" and not request.user.is_authenticated
+
+
+class PasswordAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    target_class = "arena.authentication.PasswordAuthentication"
+    name = "basicAuth"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "http", "scheme": "basic"}
 
 
 class TokenAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]

@@ -7,8 +7,8 @@ from typing import Any
 from django.contrib.auth import authenticate
 from django.http import Http404
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from knox.models import AuthToken
 from rest_framework import status
-from rest_framework.authentication import BasicAuthentication
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,7 +24,7 @@ from arena.accounts.serializers import (
     UserOut,
 )
 from arena.api_errors import RETRY_AFTER, ApiError, error_responses
-from arena.authentication import TokenAuthentication
+from arena.authentication import PasswordAuthentication, TokenAuthentication, password_refused
 
 TAGS = ["accounts"]
 
@@ -68,7 +68,8 @@ class InvalidCredentials(ApiError):
 
 class TokenListCreateApi(APIView):
     # Creating a token takes a password (HTTP Basic or in the body) or an existing token.
-    authentication_classes = [BasicAuthentication, TokenAuthentication]
+    # Wrong passwords are refused in ``post``, once the rate limit has counted the attempt.
+    authentication_classes = [PasswordAuthentication, TokenAuthentication]
 
     def get_permissions(self) -> list[Any]:
         return [AllowAny()] if self.request.method == "POST" else super().get_permissions()
@@ -101,8 +102,9 @@ class TokenListCreateApi(APIView):
         tags=TAGS,
         summary="Create a token",
         description="Authenticate with HTTP Basic, or `username` + `password` in the body, or "
-        "an existing token. The `key` is shown only in this response; send it as "
-        "`Authorization: Token <key>` (or `Bearer <key>`).",
+        "an existing token (the new one then expires no later than it). The `key` is shown "
+        "only in this response; send it as `Authorization: Token <key>` (or `Bearer <key>`). "
+        "Wrong passwords count against the rate limit.",
         request=TokenCreateInput,
         parameters=[RETRY_AFTER],
         responses={
@@ -131,6 +133,8 @@ class TokenListCreateApi(APIView):
         auth=[{"basicAuth": []}, {"tokenAuth": []}, {}],
     )
     def post(self, request: Request) -> Response:
+        if password_refused(request):
+            raise InvalidCredentials()
         body = TokenCreateInput(data=request.data)
         body.is_valid(raise_exception=True)
         user = request.user if request.user.is_authenticated else None
@@ -142,8 +146,10 @@ class TokenListCreateApi(APIView):
             )
         if user is None:
             raise InvalidCredentials()
+        caller = request.auth if isinstance(request.auth, AuthToken) else None
         record, key = services.token_create(
-            user=user, expires_in=body.validated_data.get("expires_in")
+            user=user, expires_in=body.validated_data.get("expires_in"),
+            not_after=caller.expiry if caller is not None else None,
         )
         out = {**TokenOut(record).data, "key": key}
         return Response(out, status=status.HTTP_201_CREATED)

@@ -4,7 +4,7 @@ key is shown once at creation. A token is named by its public prefix (``token_ke
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
@@ -45,10 +45,16 @@ def user_create(*, username: str, password: str) -> AbstractBaseUser:
 
 
 def token_create(
-    *, user: AbstractBaseUser, expires_in: int | None = None
+    *, user: AbstractBaseUser, expires_in: int | None = None, not_after: datetime | None = None
 ) -> tuple[AuthToken, str]:
-    """A new token; returns (record, key). The key is not stored and cannot be shown again."""
+    """A new token; returns (record, key). The key is not stored and cannot be shown again.
+
+    ``not_after``: the expiry of the token the request came with, if any. A token made with a
+    token lives no longer than it, or a stolen short-lived key could mint a permanent one."""
     expiry = timedelta(seconds=expires_in) if expires_in else None
+    if not_after is not None:
+        left = max(not_after - timezone.now(), timedelta(0))
+        expiry = left if expiry is None else min(expiry, left)
     tokens_expired_delete(user=user)
     return AuthToken.objects.create(user=user, expiry=expiry)
 

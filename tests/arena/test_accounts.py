@@ -211,3 +211,37 @@ def test_listing_tokens_sweeps_the_expired_ones(alice: Any) -> None:
     AuthToken.objects.filter(pk=old.pk).update(expiry=timezone.now() - timedelta(seconds=1))
     fresh, _ = token_create(user=alice)
     assert [t.pk for t in token_list(user=alice)] == [fresh.pk]
+
+
+def test_wrong_basic_passwords_count_against_the_token_rate_limit(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"token": "3/hour"})
+    client = APIClient()
+    guesses = [
+        client.post("/api/tokens/", HTTP_AUTHORIZATION=_basic("alice", f"guess-{i}")).status_code
+        for i in range(4)
+    ]
+    assert guesses == [401, 401, 401, 429]
+    # Guesses count per address; the right password authenticates, and counts per user, so
+    # someone else's guessing cannot lock alice out.
+    right = client.post("/api/tokens/", HTTP_AUTHORIZATION=_basic("alice", "alice-password-1"))
+    assert right.status_code == 201
+
+
+def test_a_token_made_with_a_short_lived_token_expires_no_later(alice: Any) -> None:
+    _, key = token_create(user=alice, expires_in=60)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    forever = client.post("/api/tokens/", {}, format="json")
+    assert forever.status_code == 201
+    assert forever.json()["expiry"] is not None
+    created = AuthToken.objects.get(token_key=forever.json()["id"])
+    assert created.expiry <= timezone.now() + timedelta(seconds=60)
+
+
+@pytest.mark.parametrize("header", [b"Bearer \xff", b"Token uno_\xe9\xe9", b"Basic \xff\xfe"])
+def test_a_credential_that_is_not_ascii_is_a_401_not_a_500(header: bytes) -> None:
+    response = APIClient().get("/api/games/", HTTP_AUTHORIZATION=header.decode("latin-1"))
+    assert response.status_code == 401
+    assert set(response.json()) == {"code", "detail"}
