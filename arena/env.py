@@ -7,6 +7,7 @@ deployment should fail loudly at boot, not half-work at the first request.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 
 from django.core.exceptions import ImproperlyConfigured
@@ -78,5 +79,15 @@ class Env:
         if scheme not in schemes:
             raise ImproperlyConfigured(
                 f"{name} must be a URL starting with one of {', '.join(s + '://' for s in schemes)}"
+            )
+        return value
+
+    def rate(self, name: str, default: str) -> str:
+        """A DRF throttle rate: ``<requests>/<second|minute|hour|day>`` (DRF reads only the
+        unit's first letter, and would fail at the first request on anything else)."""
+        value = self.str(name, default)
+        if not re.fullmatch(r"[0-9]+/(s|sec|second|m|min|minute|h|hour|d|day)", value):
+            raise ImproperlyConfigured(
+                f"{name}={value!r} is not a rate like 20/hour (per second, minute, hour, day)."
             )
         return value

@@ -29,14 +29,17 @@ if PRODUCTION and DEBUG:
 _EMBEDDED_SECRET_KEY = "embedded-development-key-not-for-production-use-6e1f0c3a9b"
 if PRODUCTION:
     SECRET_KEY = env.required("SECRET_KEY", "when ARENA_PRODUCTION=true")
-    if SECRET_KEY == _EMBEDDED_SECRET_KEY or len(SECRET_KEY) < 40:
+    # Django's own bar (check --deploy, W009): 50+ characters, 5+ different ones.
+    if SECRET_KEY == _EMBEDDED_SECRET_KEY or len(SECRET_KEY) < 50 or len(set(SECRET_KEY)) < 5:
         raise ImproperlyConfigured(
-            "SECRET_KEY must be a random value of 40 or more characters (and not the embedded "
+            "SECRET_KEY must be a random value of 50 or more characters (and not the embedded "
             "development key) when ARENA_PRODUCTION=true."
         )
     ALLOWED_HOSTS = env.list("ALLOWED_HOSTS")
-    if not ALLOWED_HOSTS:
-        raise ImproperlyConfigured("ALLOWED_HOSTS must be set when ARENA_PRODUCTION=true.")
+    if not ALLOWED_HOSTS or "*" in ALLOWED_HOSTS:
+        raise ImproperlyConfigured(
+            "ALLOWED_HOSTS must name this site's hosts (not *) when ARENA_PRODUCTION=true."
+        )
 else:
     SECRET_KEY = env.str("SECRET_KEY", _EMBEDDED_SECRET_KEY)
     ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
@@ -207,10 +210,14 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 20,
     "DEFAULT_THROTTLE_RATES": {
-        "signup": env.str("THROTTLE_SIGNUP", "20/hour"),
-        "token": env.str("THROTTLE_TOKEN", "60/hour"),
-        "move": env.str("THROTTLE_MOVE", "6000/minute"),
+        "signup": env.rate("THROTTLE_SIGNUP", "20/hour"),
+        "token": env.rate("THROTTLE_TOKEN", "60/hour"),
+        "move": env.rate("THROTTLE_MOVE", "6000/minute"),
     },
+    # Rate limits count per client address, which is REMOTE_ADDR unless this many proxies of
+    # our own sit in front (each appends to X-Forwarded-For; anything further left is the
+    # client's own word). 0: a client cannot pick its address by sending the header.
+    "NUM_PROXIES": env.int("NUM_PROXIES", 0, minimum=0),
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
     # One error body everywhere: {"code", "detail", ...} (see arena/api_errors.py).
     "EXCEPTION_HANDLER": "arena.api_errors.exception_handler",

@@ -245,3 +245,16 @@ def test_a_credential_that_is_not_ascii_is_a_401_not_a_500(header: bytes) -> Non
     response = APIClient().get("/api/games/", HTTP_AUTHORIZATION=header.decode("latin-1"))
     assert response.status_code == 401
     assert set(response.json()) == {"code", "detail"}
+
+
+def test_a_client_cannot_dodge_the_sign_up_limit_with_x_forwarded_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"signup": "2/hour"})
+    client = APIClient()
+    codes = [
+        client.post("/api/accounts/", {"username": f"v{i}", "password": "a long pass 42"},
+                    HTTP_X_FORWARDED_FOR=f"203.0.113.{i}").status_code
+        for i in range(3)
+    ]
+    assert codes == [201, 201, 429]

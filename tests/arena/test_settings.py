@@ -78,7 +78,25 @@ def test_production_requires_allowed_hosts() -> None:
     env = dict(PRODUCTION_ENV, ALLOWED_HOSTS="")
     result = manage("check", **env)
     assert result.returncode != 0
-    assert "ALLOWED_HOSTS must be set" in result.stderr
+    assert "ALLOWED_HOSTS must name this site's hosts" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("ALLOWED_HOSTS", "*", "ALLOWED_HOSTS must name this site's hosts"),
+        ("SECRET_KEY", "ab" * 30, "SECRET_KEY must be a random value of 50 or more"),
+        ("SECRET_KEY", "x" * 45 + "abcd", "SECRET_KEY must be a random value of 50 or more"),
+        ("THROTTLE_SIGNUP", "20/fortnight", "THROTTLE_SIGNUP='20/fortnight' is not a rate"),
+        ("NUM_PROXIES", "-1", "NUM_PROXIES=-1 is below its minimum"),
+    ],
+)
+def test_production_refuses_a_weak_or_malformed_setting(
+    name: str, value: str, message: str
+) -> None:
+    result = manage("check", **dict(PRODUCTION_ENV, **{name: value}))
+    assert result.returncode != 0
+    assert message in result.stderr
 
 
 def test_production_passes_check_deploy_without_warnings() -> None:
