@@ -21,6 +21,8 @@ RUN pip install .
 RUN ARENA_PRODUCTION=true SECRET_KEY=build-time-only-collectstatic-key-not-used-at-run-time \
     ALLOWED_HOSTS=build python manage.py collectstatic --no-input
 
+# Run in production mode unless told otherwise: without a SECRET_KEY it refuses to start.
+ENV ARENA_PRODUCTION=true
 USER arena
 EXPOSE 8000
 CMD ["gunicorn", "arena.wsgi", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "8"]

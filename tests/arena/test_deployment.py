@@ -67,3 +67,16 @@ def test_the_web_health_check_path_exists_and_is_exempt_from_the_https_redirect(
     healthcheck = " ".join(compose()["services"]["web"]["healthcheck"]["test"])
     assert "/healthz/" in healthcheck
     assert 'SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]' in SETTINGS_SOURCE
+
+
+def test_the_web_port_is_local_unless_told_and_the_health_check_names_the_site() -> None:
+    web = compose()["services"]["web"]
+    assert web["ports"] == ["${WEB_BIND:-127.0.0.1}:${WEB_PORT:-8000}:8000"]
+    check = web["healthcheck"]["test"][-1]
+    assert "ALLOWED_HOSTS" in check and "'Host'" in check  # Django refuses unknown hosts
+
+
+def test_the_image_runs_in_production_mode_by_default() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    build, run = dockerfile.split("collectstatic", 1)
+    assert "ENV ARENA_PRODUCTION=true" in run and "ENV ARENA_PRODUCTION" not in build
