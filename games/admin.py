@@ -46,7 +46,13 @@ class GameAdmin(ReadOnly, admin.ModelAdmin):
     inlines = [SeatInline]
     actions = ["abort"]
 
-    @admin.action(description="Abort the selected games (no winner; players are told)")
+    def has_abort_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.has_perm("games.abort_game"))
+
+    @admin.action(
+        description="Abort the selected games (no winner; players are told)",
+        permissions=["abort"],
+    )
     def abort(self, request: HttpRequest, queryset: QuerySet[Game]) -> None:
         aborted, over = 0, 0
         for game_id in queryset.values_list("id", flat=True):

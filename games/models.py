@@ -66,6 +66,8 @@ class Game(models.Model):
 
     class Meta:
         ordering = ("-created_at", "-id")
+        # Staff who may end a table from the admin (superusers may anyway).
+        permissions = [("abort_game", "Can abort a game")]
 
     def __str__(self) -> str:
         return f"Game {self.pk} ({self.status})"

@@ -93,3 +93,22 @@ def test_the_move_log_and_events_cannot_be_changed_in_the_admin(
     assert staff.get("/admin/games/moverecord/add/").status_code == 403
     assert staff.get("/admin/games/gameevent/add/").status_code == 403
     assert staff.get(f"/admin/games/gameevent/{event.pk}/delete/").status_code == 403
+
+
+def test_staff_without_the_abort_permission_cannot_abort(
+    client: Client, django_user_model: Any, running_game: dict[str, Any]
+) -> None:
+    from django.contrib.auth.models import Permission
+
+    viewer = django_user_model.objects.create_user("viewer", password="viewer-password-1",
+                                                   is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_game"))
+    client.force_login(viewer)
+    assert b"Abort the selected games" not in client.get("/admin/games/game/").content
+    _abort_from_the_admin(client, running_game["id"])
+    assert Game.objects.get(pk=running_game["id"]).status == GameStatus.RUNNING
+    viewer.user_permissions.add(Permission.objects.get(codename="abort_game"))
+    viewer = django_user_model.objects.get(pk=viewer.pk)  # permissions are cached per object
+    client.force_login(viewer)
+    _abort_from_the_admin(client, running_game["id"])
+    assert Game.objects.get(pk=running_game["id"]).status == GameStatus.ABORTED
