@@ -99,6 +99,8 @@ TEMPLATES = [
 # BEGIN (so two writers queue on the busy timeout instead of failing with "database is locked"
 # half-way through a transaction), and the timeout is how long a writer waits for its turn.
 DATABASE_URL = env.url("DATABASE_URL", ("postgres", "postgresql", "sqlite"))
+if PRODUCTION and "CHANGE-ME" in (DATABASE_URL or ""):
+    raise ImproperlyConfigured("DATABASE_URL still has the CHANGE-ME placeholder of .env.example.")
 DB_CONN_MAX_AGE = env.int("DB_CONN_MAX_AGE", 600, minimum=0)
 SQLITE_PATH = Path(env.str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")))
 

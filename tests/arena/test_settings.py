@@ -89,6 +89,7 @@ def test_production_requires_allowed_hosts() -> None:
         ("SECRET_KEY", "x" * 45 + "abcd", "SECRET_KEY must be a random value of 50 or more"),
         ("THROTTLE_SIGNUP", "20/fortnight", "THROTTLE_SIGNUP='20/fortnight' is not a rate"),
         ("NUM_PROXIES", "-1", "NUM_PROXIES=-1 is below its minimum"),
+        ("DATABASE_URL", "postgresql://arena:CHANGE-ME@db/arena", "CHANGE-ME placeholder"),
     ],
 )
 def test_production_refuses_a_weak_or_malformed_setting(
