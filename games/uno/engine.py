@@ -204,9 +204,11 @@ def legal_moves(state: GameState, seat: int) -> list[Move]:
     # The cache (validating ``apply``) is a tuple, so the list handed out can be the freshly
     # built one: callers may mutate it without touching the cache, and no copy is made.
     move_count = state._move_count
-    if state.cache_ver == move_count and state.cache_seat == seat:
+    # ``type(seat) is int``: 1.0 and True equal 1, but only a real seat number may take the
+    # fast paths (``_fill_cache`` refuses anything else).
+    if state.cache_ver == move_count and state.cache_seat == seat and type(seat) is int:
         return list(state.cache_moves)
-    if seat != state.turn or state._options.seven_o:
+    if seat != state.turn or type(seat) is not int or state._options.seven_o:
         return _fill_cache(state, seat)
     # The hot paths (an ordinary turn, or the card just drawn), inlined: the seat is valid since
     # it is the turn. Other phases and Seven-O take the general path.
@@ -329,7 +331,7 @@ def _variants(state: GameState, seat: int, card: int) -> list[Move]:
 def apply(state: GameState, seat: int, move: Move) -> None:
     """Apply ``move`` by ``seat``; raises without mutating anything if it is not legal."""
     move_count = state._move_count
-    if state.cache_ver != move_count or state.cache_seat != seat:
+    if state.cache_ver != move_count or state.cache_seat != seat or type(seat) is not int:
         if not isinstance(move, Move):
             raise MalformedMove("a move must be a Move (use Move.from_json for JSON)")
         _fill_cache(state, seat)
@@ -590,6 +592,8 @@ def _why_illegal(state: GameState, seat: int, move: Move) -> str:
         return "you have no missed Uno call to make up"
     if seat != state.turn:
         if kind == PLAY_TYPE and state._options.jump_in:
+            if state.phase != PLAY:
+                return "you may only jump in on an ordinary turn, not while a decision is pending"
             return "out of turn you may only jump in with the exact card on top of the pile"
         return f"it is not your turn (waiting for seat {state.turn})"
     phase_reason = _why_phase(state, move)

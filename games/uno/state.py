@@ -147,7 +147,7 @@ class GameState:
         new.deck = list(self.deck)
         new.discard = list(self.discard)
         new._scores = list(self._scores)
-        new.last_hand = None if self.last_hand is None else dict(self.last_hand)
+        new.last_hand = last_hand_copy(self.last_hand)
         new.cache_ver = -1
         new.cache_moves = ()
         return new
@@ -175,7 +175,7 @@ class GameState:
             "move_count": self._move_count,
             "hand_moves": self.hand_moves,
             "winner": self._winner,
-            "last_hand": self.last_hand,
+            "last_hand": last_hand_copy(self.last_hand),
         }
 
     def _stored_rng(self) -> list[Any]:
@@ -187,31 +187,32 @@ class GameState:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameState:
         try:
-            state = cls(Options.from_json(data["options"]), int(data["seed"]))
+            state = cls(Options.from_json(data["options"]), _whole(data["seed"]))
             state._rng_packed = _checked_rng(data["rng"])
             state.hands = [[CODE_TO_CARD[c] for c in h] for h in data["hands"]]
             state.deck = [CODE_TO_CARD[c] for c in data["deck"]]
             state.discard = [CODE_TO_CARD[c] for c in data["discard"]]
-            state.color = int(data["color"])
-            state.direction = int(data["direction"])
-            state.turn = int(data["turn"])
-            state.dealer = int(data["dealer"])
+            state.color = _whole(data["color"])
+            state.direction = _whole(data["direction"])
+            state.turn = _whole(data["turn"])
+            state.dealer = _whole(data["dealer"])
             state.phase = PHASE_NAMES.index(data["phase"])
-            state.penalty = int(data["penalty"])
-            state.w4_player = int(data["w4_player"])
+            state.penalty = _whole(data["penalty"])
+            state.w4_player = _whole(data["w4_player"])
             state.w4_illegal = bool(data["w4_illegal"])
             state.drawn = -1 if data["drawn"] is None else CODE_TO_CARD[data["drawn"]]
-            state.uno_seat = int(data["uno_seat"])
-            state._scores = [int(s) for s in data["scores"]]
-            state._hand_number = int(data["hand_number"])
-            state._move_count = int(data["move_count"])
-            state.hand_moves = int(data["hand_moves"])
-            state._winner = None if data["winner"] is None else int(data["winner"])
-            state.last_hand = data["last_hand"]
+            state.uno_seat = _whole(data["uno_seat"])
+            state._scores = [_whole(s) for s in data["scores"]]
+            state._hand_number = _whole(data["hand_number"])
+            state._move_count = _whole(data["move_count"])
+            state.hand_moves = _whole(data["hand_moves"])
+            state._winner = None if data["winner"] is None else _whole(data["winner"])
+            state.last_hand = last_hand_copy(data["last_hand"])
         except UnoError:
             raise
-        except (KeyError, ValueError, TypeError, struct.error) as exc:
+        except (KeyError, ValueError, TypeError, AttributeError, struct.error) as exc:
             raise UnoError(f"corrupt game state: {exc!r}") from exc
+        _check_loaded(state)
         return state
 
 
@@ -244,3 +245,37 @@ def _checked_rng(data: list[Any]) -> list[Any]:
     if position > _MT_WORDS - 1 or not (gauss is None or isinstance(gauss, float)):
         raise ValueError("RNG state out of range")
     return [version, internal, gauss]
+
+
+def last_hand_copy(last_hand: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A copy of the last hand's summary that nobody else holds (its one list included)."""
+    if last_hand is None:
+        return None
+    return {key: list(v) if isinstance(v, list) else v for key, v in last_hand.items()}
+
+
+def _whole(value: object) -> int:
+    """An integer from JSON, as written (not a float, string or boolean to coerce)."""
+    if type(value) is not int:
+        raise UnoError(f"corrupt game state: {value!r} is not a whole number")
+    return value
+
+
+def _check_loaded(state: GameState) -> None:
+    """Refuse a loaded state the rules could not continue from (e.g. edited by hand)."""
+    n = state.n
+    seat_or_none = range(-1, n)
+    problems = [
+        (len(state.hands) == n, "one hand per player"),
+        (len(state._scores) == n, "one score per player"),
+        (bool(state.discard), "a card on the discard pile"),
+        (0 <= state.color <= NO_COLOR, "a colour"),
+        (state.direction in (1, -1), "a direction of 1 or -1"),
+        (0 <= state.turn < n and 0 <= state.dealer < n, "a turn and a dealer among the seats"),
+        (state.uno_seat in seat_or_none and state.w4_player in seat_or_none, "seats in range"),
+        (state._winner is None or 0 <= state._winner < n, "a winner among the seats"),
+        (state.last_hand is None or isinstance(state.last_hand, dict), "a last hand summary"),
+    ]
+    for ok, needs in problems:
+        if not ok:
+            raise UnoError(f"corrupt game state: it needs {needs}")

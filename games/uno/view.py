@@ -6,7 +6,7 @@ from typing import Any
 
 from .cards import CODES, COLORS, NO_COLOR
 from .engine import legal_moves
-from .state import CHALLENGE, CHOOSE_COLOR, DRAWN, PHASE_NAMES, STACK, GameState
+from .state import CHALLENGE, CHOOSE_COLOR, DRAWN, PHASE_NAMES, STACK, GameState, last_hand_copy
 
 
 def _public(state: GameState) -> dict[str, Any]:
@@ -28,7 +28,7 @@ def _public(state: GameState) -> dict[str, Any]:
         "move_count": state.move_count,
         "finished": state.finished,
         "winner": state.winner,
-        "last_hand": None if state.last_hand is None else dict(state.last_hand),
+        "last_hand": last_hand_copy(state.last_hand),
     }
 
 

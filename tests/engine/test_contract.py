@@ -214,6 +214,26 @@ def test_state_from_json_rejects_a_damaged_rng() -> None:
         GameState.from_json({**data, "rng": [version, words[:-8], gauss]})
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"color": 9},
+        {"hands": [["R1"]]},
+        {"discard": []},
+        {"turn": "1"},
+        {"turn": 7},
+        {"seed": 1.9},
+        {"direction": 2},
+        {"last_hand": "x"},
+        {"scores": [0]},
+    ],
+)
+def test_state_from_json_refuses_a_state_the_rules_cannot_continue(change: dict[str, Any]) -> None:
+    data = new_game(Options(players=3), 5).to_json()
+    with pytest.raises(UnoError, match="corrupt game state"):
+        GameState.from_json({**data, **change})
+
+
 def test_a_loaded_state_that_shuffles_nothing_keeps_its_stored_rng() -> None:
     state, _ = random_game(Options(players=2), 8, 1, max_moves=20)
     stored = json.loads(json.dumps(state.to_json()))
@@ -227,6 +247,40 @@ def test_a_loaded_state_that_shuffles_nothing_keeps_its_stored_rng() -> None:
 def test_replay_rebuilds_the_state_exactly() -> None:
     state, log = random_game(Options(players=4, seven_o=True), 21, 2)
     assert replay(Options(players=4, seven_o=True), 21, log).to_json() == state.to_json()
+
+
+@pytest.mark.parametrize("seat", [1.0, True, "1", None])
+def test_a_seat_that_is_not_a_whole_number_is_refused_and_changes_nothing(seat: Any) -> None:
+    state = scenario(hands=[["R5", "R6", "R1"], ["B1", "B2"]], top="R3", deck=["G1", "G2"],
+                     turn=1)
+    legal_moves(state, 1)  # the cache now holds seat 1's moves
+    before = state.to_json()
+    with pytest.raises(IllegalMove, match="no seat"):
+        apply(state, seat, DRAW)
+    with pytest.raises(IllegalMove, match="no seat"):
+        legal_moves(state, seat)
+    assert state.to_json() == before
+
+
+def test_the_last_hand_summary_is_never_shared_with_a_caller() -> None:
+    state = scenario(hands=[["R5"], ["B1", "B2"]], top="R3", deck=["G1"] * 20)
+    apply(state, 0, Move("play", card="R5"))
+    assert state.last_hand is not None
+    points = list(state.last_hand["hand_points"])
+    data = state.to_json()
+    loaded = GameState.from_json(data)
+    for summary in (view(state, 1)["last_hand"], state.to_json()["last_hand"], loaded.last_hand,
+                    state.copy().last_hand):
+        summary["hand_points"].append(999)
+    assert state.last_hand["hand_points"] == data["last_hand"]["hand_points"] == points
+
+
+def test_a_jump_in_while_a_decision_is_pending_says_so() -> None:
+    state = scenario(Options(players=3, jump_in=True), hands=[["B1", "B2"], ["B3", "B4"],
+                     ["R3", "Y1"]], top="R3", deck=["R9", "G1"])
+    apply(state, 0, DRAW)
+    with pytest.raises(IllegalMove, match="while a decision is pending"):
+        apply(state, 2, Move("play", card="R3"))
 
 
 def test_copy_is_independent() -> None:
