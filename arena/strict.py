@@ -101,7 +101,8 @@ class StrictFilterForm(forms.Form):
 
 class StrictPageNumberPagination(PageNumberPagination):
     """A ``page_size`` outside 1..``max_page_size`` (or not a number) is a 400; DRF would
-    silently use the default. The schema states the range. A bad ``page`` is DRF's 404."""
+    silently use the default. The schema states the range. So is a ``page`` that is not a
+    number from 1; one past the end is a 404."""
 
     # The list's URL, for the `next`/`previous` links of the schema's examples (page 2 shown).
     example_url = ""
@@ -118,10 +119,15 @@ class StrictPageNumberPagination(PageNumberPagination):
         return size
 
     def get_page_number(self, request: Any, paginator: Any) -> Any:
-        # DRF reads a blank ``?page=`` as page 1; here it is an invalid page (404) like ``x``.
-        if request.query_params.get(self.page_query_param) == "":
-            return ""
-        return super().get_page_number(request, paginator)
+        # What the schema refuses (blank, 0, "x"; DRF would read a blank as page 1) is a 400
+        # naming ``page``; a page past the end is DRF's 404.
+        name = self.page_query_param
+        if name not in request.query_params:
+            return 1
+        raw = request.query_params[name]
+        if not re.fullmatch(r"[1-9][0-9]{0,8}", raw):
+            raise ValidationError({name: ["Must be an integer 1 or more."]})
+        return raw
 
     def get_paginated_response_schema(self, schema: Any) -> dict[str, Any]:
         out = super().get_paginated_response_schema(schema)

@@ -269,11 +269,20 @@ def test_query_values_the_schema_forbids_are_a_400_naming_the_parameter(
         assert field in response.json()["fields"], url
 
 
-def test_a_blank_page_is_an_invalid_page_not_page_one(api: Any) -> None:
-    response = api.get("/api/games/?page=")
+@pytest.mark.parametrize("page", ["", "0", "-1", "x", "last", "1.5"])
+def test_a_page_that_is_not_a_number_from_one_is_a_400_not_page_one(
+    api: Any, page: str
+) -> None:
+    response = api.get(f"/api/games/?page={page}")
+    assert response.status_code == 400
+    assert "page" in response.json()["fields"]
+
+
+def test_a_page_past_the_end_is_a_404(api: Any) -> None:
+    assert api.get("/api/games/?page_size=100&page=1&mine=true").status_code == 200
+    response = api.get("/api/games/?page=99")
     assert response.status_code == 404
     assert response.json()["code"] == "not_found"
-    assert api.get("/api/games/?page_size=100&page=1&mine=true").status_code == 200
 
 
 BODY_REFUSALS = [
