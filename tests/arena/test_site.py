@@ -9,6 +9,11 @@ from django.core.management import call_command
 from django.test import Client
 
 
+@pytest.mark.django_db  # makemigrations reads the applied migrations
+def test_every_model_change_has_its_migration() -> None:
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
 def test_the_openapi_schema_validates_without_warnings() -> None:
     call_command("spectacular", "--validate", "--fail-on-warn", "--file", "/dev/null")
 
