@@ -9,7 +9,7 @@ version.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
@@ -131,7 +131,7 @@ _EXAMPLES: dict[int, list[tuple[str, dict[str, Any]]]] = {
     401: [("Not authenticated", {"code": "not_authenticated", "detail": "Authentication "
                                  "credentials were not provided."})],
     403: [("Not a player", {"code": "not_a_player", "detail": "You have no seat in this game."})],
-    404: [("Not found", {"code": "not_found", "detail": "No Game matches the given query."})],
+    404: [("Not found", {"code": "not_found", "detail": "Not found."})],
     409: [
         (
             "Stale version",
@@ -163,18 +163,23 @@ RETRY_AFTER = OpenApiParameter(
 )
 
 
-def error_responses(*codes: int, **overrides: Any) -> dict[int, Any]:
-    """OpenAPI responses for the given error statuses, all with the error body."""
+def error_responses(
+    *codes: int, raises: Sequence[exceptions.APIException] = ()
+) -> dict[int, Any]:
+    """OpenAPI responses for the given error statuses, all with the error body.
+
+    ``raises``: errors the operation really answers with (instances, as raised); each becomes
+    an example of its status, rendered by ``error_body`` exactly as a client gets it. A
+    status with none of them shows a generic example."""
     from drf_spectacular.utils import OpenApiResponse
 
     out: dict[int, Any] = {}
     for code in codes:
-        if code in overrides:
-            out[code] = overrides[code]
-            continue
+        own = [(error_body(exc)["code"], error_body(exc)) for exc in raises
+               if exc.status_code == code]
         examples = [
             OpenApiExample(name, value=value, response_only=True, status_codes=[str(code)])
-            for name, value in _EXAMPLES.get(code, [])
+            for name, value in own or _EXAMPLES.get(code, [])
         ]
         out[code] = OpenApiResponse(ErrorSerializer, _DESCRIPTIONS[code], examples=examples)
     return out

@@ -19,7 +19,7 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import generics, status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
@@ -30,6 +30,23 @@ from arena.api_errors import RETRY_AFTER, error_body, error_responses
 from arena.strict import StrictPageNumberPagination, query_bool
 from games import clock, examples, notify, selectors, services
 from games import uno as engine
+from games.errors import (
+    AlreadySeated,
+    GameFull,
+    GameNotOpen,
+    GameNotOver,
+    GameNotRunning,
+    IdempotencyKeyReused,
+    IllegalMoveError,
+    MalformedMoveError,
+    NotAPlayer,
+    NotCreator,
+    NotYourTurn,
+    SeatForfeited,
+    SeatsOpen,
+    SeatTaken,
+    StaleVersion,
+)
 from games.filters import GameFilter
 from games.idempotency import idempotent_call, request_fingerprint
 from games.models import Game, GameStatus, MoveRecord, Seat
@@ -196,7 +213,10 @@ class GameJoinApi(APIView):
                 "The game with your seat (`my_seat`).",
                 examples=[_example("Seated at 1", examples.GAME_JOINED)],
             ),
-            **error_responses(400, 401, 404, 409),
+            **error_responses(400, 401, 404, 409, raises=[
+                ValidationError({"seat": ["This table's seats are 0 to 1."]}),
+                AlreadySeated(), SeatTaken(), GameFull(), GameNotOpen(),
+            ]),
         },
         examples=[
             _request_example(
@@ -226,7 +246,9 @@ class GameLeaveApi(APIView):
                 "The game without you (`aborted` if nobody is left).",
                 examples=[_example("Seat 1 free again", examples.GAME_LEFT)],
             ),
-            **error_responses(401, 403, 404, 409),
+            **error_responses(401, 403, 404, 409, raises=[
+                NotAPlayer(), GameNotOpen("You can only leave before the game starts."),
+            ]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
@@ -248,7 +270,9 @@ class GameStartApi(APIView):
                 "The running game: `awaiting` is the seat to play first.",
                 examples=[_example("Dealt", examples.GAME_STARTED)],
             ),
-            **error_responses(401, 403, 404, 409),
+            **error_responses(401, 403, 404, 409, raises=[
+                NotCreator(), GameNotOpen(), SeatsOpen(),
+            ]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
@@ -279,7 +303,10 @@ class GameViewApi(APIView):
                 examples=[_example("Your turn", examples.VIEW_EXAMPLE)],
             ),
             304: OpenApiResponse(description="Not modified since the ETag you sent."),
-            **error_responses(400, 401, 403, 404),
+            **error_responses(400, 401, 403, 404, raises=[
+                ValidationError({"wait": ["Ensure this value is less than or equal to 25."]}),
+                NotAPlayer(),
+            ]),
         },
     )
     def get(self, request: Request, id: int) -> HttpResponse:
@@ -402,7 +429,17 @@ class GameMovesApi(generics.GenericAPIView):
                     ),
                 ],
             ),
-            **error_responses(400, 401, 403, 404, 409, 422, 429),
+            **error_responses(400, 401, 403, 404, 409, 422, 429, raises=[
+                MalformedMoveError("unknown card code 'R99'"),
+                ValidationError({"version": ["This field is required."]}),
+                NotAPlayer(),
+                StaleVersion(42),
+                NotYourTurn("It is not your turn (waiting for seat 1)."),
+                GameNotRunning(),
+                SeatForfeited(),
+                IllegalMoveError("R5 does not match the top card (G7, green)"),
+                IdempotencyKeyReused(),
+            ]),
         },
         examples=[
             _request_example("Play a red five", examples.MOVE_REQUEST_PLAY),
@@ -614,7 +651,9 @@ class GameReplayApi(APIView):
                     _example("Aborted before the deal", examples.REPLAY_ABORTED),
                 ],
             ),
-            **error_responses(400, 401, 403, 404, 409),
+            **error_responses(400, 401, 403, 404, 409, raises=[
+                NotAPlayer(), GameNotOver(),
+            ]),
         },
     )
     def get(self, request: Request, id: int) -> Response:

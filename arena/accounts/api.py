@@ -9,6 +9,7 @@ from django.http import Http404
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from knox.models import AuthToken
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -48,7 +49,9 @@ class SignupApi(APIView):
                 "The new account.",
                 examples=[OpenApiExample("New account", value=examples.USER)],
             ),
-            **error_responses(400, 429),
+            **error_responses(400, 429, raises=[
+                ValidationError({"username": ["A user with that username already exists."]}),
+            ]),
         },
         auth=[],
         examples=[OpenApiExample("Sign up", value=examples.SIGNUP_REQUEST, request_only=True)],
@@ -116,7 +119,12 @@ class TokenListCreateApi(APIView):
                     OpenApiExample("New token for a day", value=examples.TOKEN_CREATED_EXPIRING),
                 ],
             ),
-            **error_responses(400, 401, 429),
+            **error_responses(400, 401, 429, raises=[
+                ValidationError(
+                    {"expires_in": ["Ensure this value is greater than or equal to 60."]}
+                ),
+                InvalidCredentials(),
+            ]),
         },
         examples=[
             OpenApiExample(

@@ -280,3 +280,22 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
     with_examples = {op["operationId"] for op in operations() for status in op["responses"]
                      if status.startswith("2") and examples_of(op, status)}
     assert with_examples <= compared, f"not compared with a real answer: {with_examples - compared}"
+
+
+@pytest.mark.parametrize(
+    ("operation_id", "status", "codes"),
+    [
+        ("games_join", "409", {"already_seated", "seat_taken", "game_full", "game_not_open"}),
+        ("games_start", "403", {"not_creator"}),
+        ("games_start", "409", {"game_not_open", "seats_open"}),
+        ("games_moves_create", "409",
+         {"stale_version", "not_your_turn", "game_not_running", "seat_forfeited"}),
+        ("games_moves_create", "422", {"illegal_move", "idempotency_key_reused"}),
+        ("games_replay", "409", {"game_not_over"}),
+        ("tokens_create", "401", {"authentication_failed"}),
+    ],
+)
+def test_error_examples_are_the_errors_the_operation_really_answers(
+    operation_id: str, status: str, codes: set[str]
+) -> None:
+    assert {e["code"] for e in examples_of(operation(operation_id), status)} == codes
