@@ -360,7 +360,17 @@ class GameMovesApi(generics.GenericAPIView):
         operation_id="games_moves_list",
         tags=PLAY,
         summary="The public move log",
-        parameters=[GAME_ID],
+        parameters=[
+            GAME_ID,
+            # A plain GET handler: the paginator's parameters are not found on their own.
+            OpenApiParameter("page", {"type": "integer", "minimum": 1}, description="Page "
+                             "number (from 1); a page past the end is a 404."),
+            OpenApiParameter(
+                "page_size",
+                {"type": "integer", "minimum": 1, "maximum": MovePagination.max_page_size},
+                description=f"Moves per page (default {MovePagination.page_size}).",
+            ),
+        ],
         description="Every move so far, oldest first. Moves carry no hidden information. "
         "A page past the end is a 404.",
         responses={
@@ -462,7 +472,7 @@ class GameMovesApi(generics.GenericAPIView):
         # Subscribed before the move, so a reply committed right after it still wakes us.
         with notify.subscription(id) if wait else contextlib.nullcontext() as changes:
             key = request.headers.get("Idempotency-Key")
-            if not key:
+            if key is None:  # an empty one is refused, not ignored (idempotency._check_key)
                 played = self._play(request, id, seat)
                 body = self._wait(request, played, seat, wait, until_turn, changes)
                 return _move_response(body, status.HTTP_201_CREATED)

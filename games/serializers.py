@@ -266,7 +266,11 @@ class ReplayOut(serializers.Serializer):
     status = serializers.ChoiceField(choices=GameStatus.choices)
     end_reason = serializers.CharField()
     options = OptionsField()
-    seed = serializers.IntegerField()
+    seed = serializers.IntegerField(
+        min_value=0, max_value=2**63 - 1,
+        help_text="63-bit: parse it as a 64-bit integer (a double, as in some JSON tools, "
+        "loses digits).",
+    )
     players = serializers.ListField(child=serializers.CharField(allow_null=True))
     winner = serializers.IntegerField(allow_null=True)
     scores = serializers.ListField(child=serializers.IntegerField())

@@ -224,7 +224,7 @@ def test_a_refused_move_is_not_remembered_so_its_key_serves_the_corrected_one(
     assert MoveRecord.objects.filter(game_id=gid).count() == 1
 
 
-@pytest.mark.parametrize("key", [" ", "k" * 256])
+@pytest.mark.parametrize("key", ["", " ", "k" * 256])
 def test_a_blank_or_overlong_idempotency_key_is_a_400(
     running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient, key: str
 ) -> None:
