@@ -330,6 +330,11 @@ def move_insert(record: MoveRecord) -> MoveRecord:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         (record.pk,) = cursor.fetchone()
+    return _saved(record)
+
+
+def _saved(record: MoveRecord) -> MoveRecord:
+    """Mark a record inserted by hand as the ORM marks one it saved."""
     record._state.adding = False
     record._state.db = connection.alias
     return record
@@ -357,31 +362,28 @@ def move_commit(
     the stored game still has ``expected_version`` (compare-and-set); False, with nothing
     written, if it moved on. Atomic on its own."""
     columns = (*MOVE_COLUMNS, "rng") if rng_changed else MOVE_COLUMNS
-    _, game_fields = _game_update_sql(connection.vendor, columns)
-    _, move_fields = _move_insert_sql(connection.vendor)
+    update, game_fields = _game_update_sql(connection.vendor, columns)
     game_params = [f.get_db_prep_save(f.pre_save(game, False), connection) for f in game_fields]
+    if connection.vendor != "postgresql":
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"{update} AND {_q('version')} = %s", [*game_params, game.pk, expected_version]
+                )
+                if cursor.rowcount != 1:
+                    return False
+            move_insert(record)
+        return True
+    _, move_fields = _move_insert_sql(connection.vendor)
     move_params = [f.get_db_prep_save(f.pre_save(record, True), connection) for f in move_fields]
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _move_commit_sql(connection.vendor, columns),
-                [*game_params, game.pk, expected_version, *move_params],
-            )
-            row = cursor.fetchone()
-        if row is None:
-            return False
-        (record.pk,) = row
-    else:
-        update, _ = _game_update_sql(connection.vendor, columns)
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(
-                f"{update} AND {_q('version')} = %s", [*game_params, game.pk, expected_version]
-            )
-            if cursor.rowcount != 1:
-                return False
-            insert, _ = _move_insert_sql(connection.vendor)
-            cursor.execute(insert, move_params)
-            (record.pk,) = cursor.fetchone()
-    record._state.adding = False
-    record._state.db = connection.alias
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _move_commit_sql(connection.vendor, columns),
+            [*game_params, game.pk, expected_version, *move_params],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    (record.pk,) = row
+    _saved(record)
     return True
