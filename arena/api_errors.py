@@ -175,11 +175,10 @@ def error_responses(
 
     out: dict[int, Any] = {}
     for code in codes:
-        own = [(error_body(exc)["code"], error_body(exc)) for exc in raises
-               if exc.status_code == code]
+        own = [error_body(exc) for exc in raises if exc.status_code == code]
         examples = [
             OpenApiExample(name, value=value, response_only=True, status_codes=[str(code)])
-            for name, value in own or _EXAMPLES.get(code, [])
+            for name, value in [(body["code"], body) for body in own] or _EXAMPLES.get(code, [])
         ]
         out[code] = OpenApiResponse(ErrorSerializer, _DESCRIPTIONS[code], examples=examples)
     return out

@@ -120,9 +120,10 @@ def _wild(*, uno: bool = False) -> list[dict[str, Any]]:
     ]
 
 
-def _view(**changes: Any) -> dict[str, Any]:
-    """Seat 0's view of table 7 at version 12 (the engine's keys, in its order), changed."""
-    view = {
+def _public(**changes: Any) -> dict[str, Any]:
+    """What every seat may know of table 7 at version 12 (the engine's ``_public`` keys, in
+    its order), changed."""
+    public = {
         "options": OPTIONS,
         "hand_counts": [3, 6],
         "top": "R2",
@@ -141,6 +142,14 @@ def _view(**changes: Any) -> dict[str, Any]:
         "finished": False,
         "winner": None,
         "last_hand": None,
+    }
+    return {**public, **changes}
+
+
+def _view(**changes: Any) -> dict[str, Any]:
+    """Seat 0's view of table 7 at version 12, changed."""
+    view = {
+        **_public(),
         "seat": 0,
         "hand": ["R5", "G7", "W"],
         "pending": None,
@@ -221,24 +230,7 @@ EVENTS_NONE = {"game": 7, "version": 12, "status": "running", "events": [], "mor
 def _full(**changes: Any) -> dict[str, Any]:
     """The engine's full state view of a tiny made-up deal (the deck cut short)."""
     full = {
-        "options": OPTIONS,
-        "hand_counts": [2, 2],
-        "top": "R2",
-        "color": "red",
-        "direction": 1,
-        "turn": 0,
-        "awaiting": 0,
-        "phase": "play",
-        "uno_window": None,
-        "scores": [0, 0],
-        "hand_number": 1,
-        "dealer": 1,
-        "deck_count": 3,
-        "discard_count": 1,
-        "move_count": 0,
-        "finished": False,
-        "winner": None,
-        "last_hand": None,
+        **_public(hand_counts=[2, 2], deck_count=3, discard_count=1, move_count=0),
         "seed": 12345,
         "hands": [["R5", "G5"], ["B1", "Y9"]],
         "deck": ["R5", "Y4", "B7"],
