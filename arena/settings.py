@@ -102,6 +102,10 @@ DATABASE_URL = env.url("DATABASE_URL", ("postgres", "postgresql", "sqlite"))
 if PRODUCTION and "CHANGE-ME" in (DATABASE_URL or ""):
     raise ImproperlyConfigured("DATABASE_URL still has the CHANGE-ME placeholder of .env.example.")
 DB_CONN_MAX_AGE = env.int("DB_CONN_MAX_AGE", 600, minimum=0)
+# The few statements every move runs (games/rows.py) are prepared once per PostgreSQL
+# connection. A pooler in transaction mode needs protocol-level prepared statement support
+# (PgBouncer 1.21+ with max_prepared_statements) or this turned off.
+DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", True)
 SQLITE_PATH = Path(env.str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")))
 
 if DATABASE_URL and not DATABASE_URL.startswith("sqlite"):
@@ -112,6 +116,11 @@ if DATABASE_URL and not DATABASE_URL.startswith("sqlite"):
             DATABASE_URL, conn_max_age=DB_CONN_MAX_AGE, conn_health_checks=True
         )
     }
+    if DB_PREPARED_STATEMENTS:
+        # Django turns psycopg's prepared statements off (None); any number turns them back on
+        # for the cursors that ask (rows.py). Django's own cursors bind on the client side,
+        # which psycopg never prepares, so the threshold itself is never reached.
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
 else:
     DATABASES = {
         "default": {

@@ -13,7 +13,10 @@ joining tables, the clock's rare paths) stays on the ORM.
   wants (``_Recent``).
 
 The SQL is portable: PostgreSQL gets ``FOR UPDATE``; SQLite needs none, since its
-transactions are IMMEDIATE (see settings) and so already serialise writers.
+transactions are IMMEDIATE (see settings) and so already serialise writers. On PostgreSQL these
+statements are also prepared once per connection (``DB_PREPARED_STATEMENTS``): the parameters
+travel apart from the SQL, so a move's engine state is neither quoted into the statement by
+psycopg nor parsed out of it by the server, and the statement is not planned again.
 """
 
 from __future__ import annotations
@@ -26,7 +29,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
+import psycopg
+from django.conf import settings
 from django.db import connection, models, transaction
+from django.db.backends.utils import CursorWrapper
+from django.utils import timezone
 
 from games.models import Game, MoveRecord, Seat
 
@@ -62,6 +69,26 @@ def _instance(model: type[M], values: Sequence[Any]) -> M:
     return model.from_db(connection.alias, None, list(_converted(model, values)))
 
 
+class _PreparedCursor(psycopg.Cursor[Any]):
+    """Server-side binding, every statement prepared (psycopg keeps the connection's prepared
+    statements; Django turns psycopg's automatic preparing off for the rest)."""
+
+    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
+                binary: bool | None = None) -> Any:
+        return super().execute(query, params, prepare=True, binary=binary)
+
+
+def _cursor() -> CursorWrapper:
+    """A cursor for the statements below: Django's own (its health check, error wrapping and
+    query logging) around a preparing psycopg cursor on PostgreSQL."""
+    if connection.vendor != "postgresql" or not settings.DB_PREPARED_STATEMENTS:
+        return connection.cursor()
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    with connection.wrap_database_errors:
+        return connection._prepare_cursor(_PreparedCursor(connection.connection))
+
+
 # --- reads ------------------------------------------------------------------------------------
 @cache
 def _game_locked_sql(vendor: str) -> str:
@@ -72,7 +99,7 @@ def _game_locked_sql(vendor: str) -> str:
 
 def game_locked(game_id: int) -> Game:
     """The game row, locked until the transaction ends (the caller is in one)."""
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(_game_locked_sql(connection.vendor), [game_id])
         row = cursor.fetchone()
     if row is None:
@@ -91,7 +118,7 @@ def _seats_sql(vendor: str) -> str:
 
 
 def seats_of(game_id: int) -> list[Seat]:
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(_seats_sql(connection.vendor), [game_id])
         return [_instance(Seat, row) for row in cursor.fetchall()]
 
@@ -123,7 +150,7 @@ def seat_with_game(game_id: int, user_id: object, *, version: int | None = None)
         recalled = _recent.recall(game_id, user_id, version)
         if recalled is not None:
             return recalled
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(_seat_with_game_sql(connection.vendor), [game_id, user_id])
         row = cursor.fetchone()
     if row is None:
@@ -160,13 +187,19 @@ def _converted(
     return tuple(converted)
 
 
-def _game_record(game: Game) -> tuple[Any, ...]:
+def _game_record(game: Game, encoded: dict[str, str] | None = None) -> tuple[Any, ...]:
+    """``game``'s row with JSON as text; ``encoded``: columns' text already made, by name."""
+    encoded = encoded or {}
     return tuple(
-        json.dumps(value, cls=field.encoder)
+        encoded.get(field.name) or _json_text(field, value)
         if i in _JSON_FIELDS and (value := getattr(game, field.attname)) is not None
         else getattr(game, field.attname)
         for i, field in enumerate(_GAME_FIELDS)
     )
+
+
+def _json_text(field: models.Field[Any, Any], value: Any) -> str:
+    return json.dumps(value, cls=field.encoder)  # type: ignore[attr-defined]
 
 
 def _seat_from_records(
@@ -272,14 +305,12 @@ _recent = _Recent()
 forget_all = _recent.forget_all
 
 
-def remember_written(game: Game, *, forfeited: int, previous: int) -> None:
+def _remember_written(game: Game, *, previous: int, encoded: dict[str, str]) -> None:
     """Remember ``game`` as just written by a plain move from version ``previous`` (no seat
-    changed), once the write commits (at once outside a transaction): the other seats' long
-    polls and the mover's next move in this process then need not read it."""
-    record = _game_record(game)
-    transaction.on_commit(
-        lambda: _recent.remember_move(game.pk, record, forfeited, previous=previous)
-    )
+    changed, none forfeited), once the write commits (at once outside a transaction): the
+    other seats' long polls and the mover's next move in this process then need not read it."""
+    record = _game_record(game, encoded)
+    transaction.on_commit(lambda: _recent.remember_move(game.pk, record, 0, previous=previous))
 
 
 # --- writes -----------------------------------------------------------------------------------
@@ -310,7 +341,7 @@ def game_save(game: Game) -> None:
     """Write every column of an existing game row (what ``game.save()`` does, uncompiled)."""
     sql, fields = _game_update_sql(connection.vendor)
     params = [f.get_db_prep_save(f.pre_save(game, False), connection) for f in fields]
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(sql, [*params, game.pk])
 
 
@@ -323,11 +354,14 @@ def _move_insert_sql(vendor: str) -> tuple[str, tuple[models.Field[Any, Any], ..
     return sql + f" RETURNING {_q('id')}", fields
 
 
+_MOVE_JSON = [f.name for f in MoveRecord._meta.concrete_fields if not f.primary_key].index("move")
+
+
 def move_insert(record: MoveRecord) -> MoveRecord:
     """Insert a new move record (what ``record.save()`` does, uncompiled); sets its id."""
     sql, fields = _move_insert_sql(connection.vendor)
     params = [f.get_db_prep_save(f.pre_save(record, True), connection) for f in fields]
-    with connection.cursor() as cursor:
+    with _cursor() as cursor:
         cursor.execute(sql, params)
         (record.pk,) = cursor.fetchone()
     return _saved(record)
@@ -360,23 +394,36 @@ def move_commit(
 ) -> bool:
     """Write ``game``'s ``MOVE_COLUMNS`` (and its ``rng`` if changed) and insert ``record`` if
     the stored game still has ``expected_version`` (compare-and-set); False, with nothing
-    written, if it moved on. Atomic on its own."""
+    written, if it moved on. Atomic on its own. Once written, the row is remembered (see
+    ``_Recent``): a plain move changes no seat, and the game has no forfeited seat."""
     columns = (*MOVE_COLUMNS, "rng") if rng_changed else MOVE_COLUMNS
     update, game_fields = _game_update_sql(connection.vendor, columns)
-    game_params = [f.get_db_prep_save(f.pre_save(game, False), connection) for f in game_fields]
     if connection.vendor != "postgresql":
+        game_params = [
+            f.get_db_prep_save(f.pre_save(game, False), connection) for f in game_fields
+        ]
         with transaction.atomic():
-            with connection.cursor() as cursor:
+            with _cursor() as cursor:
                 cursor.execute(
                     f"{update} AND {_q('version')} = %s", [*game_params, game.pk, expected_version]
                 )
                 if cursor.rowcount != 1:
                     return False
             move_insert(record)
+        _remember_written(game, previous=expected_version, encoded={})
         return True
-    _, move_fields = _move_insert_sql(connection.vendor)
-    move_params = [f.get_db_prep_save(f.pre_save(record, True), connection) for f in move_fields]
-    with connection.cursor() as cursor:
+    # psycopg adapts these Python values itself (Django's per-field preparation cost more than
+    # the statement), and each JSON column is encoded once, for the statement and the memory.
+    game.updated_at = timezone.now()  # auto_now
+    encoded = {
+        f.name: _json_text(f, getattr(game, f.attname))
+        for f in game_fields if isinstance(f, models.JSONField)
+    }
+    game_params = [encoded.get(f.name, getattr(game, f.attname)) for f in game_fields]
+    record.created_at = game.updated_at  # auto_now_add
+    move_params = [getattr(record, f.attname) for f in _move_insert_sql(connection.vendor)[1]]
+    move_params[_MOVE_JSON] = _json_text(MoveRecord._meta.get_field("move"), record.move)
+    with _cursor() as cursor:
         cursor.execute(
             _move_commit_sql(connection.vendor, columns),
             [*game_params, game.pk, expected_version, *move_params],
@@ -386,4 +433,5 @@ def move_commit(
         return False
     (record.pk,) = row
     _saved(record)
+    _remember_written(game, previous=expected_version, encoded=encoded)
     return True

@@ -338,10 +338,9 @@ def _move_play_compare_and_set(
         game, record, expected_version=expected_version, rng_changed=rng_changed
     ):
         return None  # lost a race: the locked path answers with the current version
-    # Outside a transaction these run at once, inside one (an Idempotency-Key) on its commit:
-    # either way after the write.
+    # Outside a transaction this runs at once, inside one (an Idempotency-Key) on its commit:
+    # either way after the write (which remembered the row the same way).
     notify.announce(game)
-    rows.remember_written(game, forfeited=0, previous=expected_version)
     if new_turn:
         _schedule_turn_clock_check(game)
     return MovePlayed(record=record, game=game, state=state)

@@ -122,3 +122,51 @@ def test_the_locked_path_refuses_a_seat_that_is_no_longer_the_players(
         services.move_play(game_id=game.pk, seat=1, move={"type": "draw"},
                            expected_version=game.version, player=alice.pk)
     assert not MoveRecord.objects.filter(game=game).exists()
+
+
+def _prepared() -> list[str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        return [statement for (statement,) in cursor.fetchall()]
+
+
+@pytest.mark.postgres
+def test_on_postgresql_a_plain_move_and_the_seat_read_are_prepared_statements(
+    alice: Any, bob: Any
+) -> None:
+    game = _rigged(alice, bob)
+    seat = rows.seat_with_game(game.pk, alice.pk)
+    assert seat is not None
+    played = services.move_play(game_id=game.pk, seat=0, move={"type": "play", "card": "R1"},
+                                expected_version=game.version, seen=seat.game)
+    statements = _prepared()
+    assert any(s.startswith("WITH cas AS (UPDATE") for s in statements), statements
+    assert any(s.startswith('SELECT s."id"') for s in statements), statements
+    # Stored exactly as the ORM would read it back.
+    record = MoveRecord.objects.get(game=game)
+    assert (record.move, record.source, record.version) == (
+        {"type": "play", "card": "R1"}, "player", played.game.version
+    )
+    stored = Game.objects.get(pk=game.pk)
+    assert stored.state == played.game.state and stored.updated_at == played.game.updated_at
+    assert record.created_at == stored.updated_at
+
+
+@pytest.mark.postgres
+def test_prepared_statements_can_be_turned_off_for_a_pooler(
+    alice: Any, bob: Any, settings: Any
+) -> None:
+    from django.db import connection
+
+    settings.DB_PREPARED_STATEMENTS = False
+    game = _rigged(alice, bob)
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    seat = rows.seat_with_game(game.pk, alice.pk)
+    assert seat is not None
+    services.move_play(game_id=game.pk, seat=0, move={"type": "play", "card": "R1"},
+                       expected_version=game.version, seen=seat.game)
+    assert MoveRecord.objects.filter(game=game).count() == 1
+    assert _prepared() == []
