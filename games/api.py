@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from typing import Any
 
 from django.db.models import QuerySet
@@ -310,12 +311,10 @@ class GameViewApi(APIView):
         },
     )
     def get(self, request: Request, id: int) -> HttpResponse:
-        query = ViewQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
+        wait, until_turn = _wait_query(ViewQuery, request)
         known = _if_none_match(request)
         seat = selectors.seat_view_wait(
-            game_id=id, user=request.user, known=known, wait=query.validated_data["wait"],
-            until_turn=query.validated_data["until"] == "turn",
+            game_id=id, user=request.user, known=known, wait=wait, until_turn=until_turn
         )
         game = seat.game
         etag = selectors.view_etag(game=game, seat=seat.index)
@@ -326,6 +325,42 @@ class GameViewApi(APIView):
         response = Response(_view_body(game, seat.index))
         response["ETag"] = etag
         return response
+
+
+# What a bot sends with every request: no query, or a plain ``wait`` (and ``until``).
+_USUAL_WAIT = re.compile(r"[0-9]{1,2}(?:\.[0-9]{1,6})?")
+
+
+def _wait_query(serializer: type[ViewQuery | MoveQuery], request: Request) -> tuple[float, bool]:
+    """``wait`` and ``until == "turn"`` of a view or a move. The usual query is read by hand
+    (a DRF serializer costs more than the rest of a move's input handling); anything else
+    goes through ``serializer`` for its exact errors."""
+    params = request.query_params
+    wait, until = params.get("wait", "0"), params.get("until", "change")
+    if (
+        params.keys() <= {"wait", "until"}
+        and until in ("change", "turn")
+        and _USUAL_WAIT.fullmatch(wait)
+        and float(wait) <= selectors.LONG_POLL_MAX_SECONDS
+    ):
+        return float(wait), until == "turn"
+    query = serializer(data=params)
+    query.is_valid(raise_exception=True)
+    return query.validated_data["wait"], query.validated_data["until"] == "turn"
+
+
+def _usual_move_body(data: Any) -> tuple[int, dict[str, Any]] | None:
+    """(version, move) of the usual body, ``{"version": n, "move": {...}}``, read by hand;
+    None for anything else, which ``MoveInput`` then judges (exact errors)."""
+    if (
+        type(data) is dict
+        and len(data) == 2
+        and type(version := data.get("version")) is int
+        and version >= 0
+        and type(move := data.get("move")) is dict
+    ):
+        return version, move
+    return None
 
 
 def _if_none_match(request: Request) -> list[str]:
@@ -460,11 +495,9 @@ class GameMovesApi(generics.GenericAPIView):
         ],
     )
     def post(self, request: Request, id: int) -> Response:
-        query = MoveQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        wait, until_turn = query.validated_data["wait"], query.validated_data["until"] == "turn"
+        wait, until_turn = _wait_query(MoveQuery, request)
         # The version the move was decided on names the game as this process last showed it,
-        # which then needs no read (the body is validated in full later).
+        # which then needs no read (any other body is validated in full later).
         hint = request.data.get("version") if isinstance(request.data, dict) else None
         seat = selectors.seat_with_game(
             game_id=id, user=request.user, version=hint if type(hint) is int else None
@@ -546,13 +579,17 @@ class GameMovesApi(generics.GenericAPIView):
         return played_body if played_body is not None else _played_body(played, seat.index)
 
     def _play(self, request: Request, game_id: int, seat: Seat) -> services.MovePlayed:
-        body = MoveInput(data=request.data)
-        body.is_valid(raise_exception=True)
+        usual = _usual_move_body(request.data)
+        if usual is None:
+            body = MoveInput(data=request.data)
+            body.is_valid(raise_exception=True)
+            usual = body.validated_data["version"], body.validated_data["move"]
+        version, move = usual
         return services.move_play(
             game_id=game_id,
             seat=seat.index,
-            move=body.validated_data["move"],
-            expected_version=body.validated_data["version"],
+            move=move,
+            expected_version=version,
             seen=seat.game,
             player=request.user.pk,
         )

@@ -188,7 +188,8 @@ def test_a_replayed_idempotent_move_answers_without_waiting(
 
 
 @pytest.mark.parametrize(
-    "query", ["wait=-1", "wait=26", "wait=soon", "wait=", "until=later", "wiat=5"]
+    "query", ["wait=-1", "wait=26", "wait=soon", "wait=", "until=later", "wiat=5",
+              "wait=25.0000001", "wait=1&wait=26", "wait=1&until=turn&x=1"]
 )
 def test_a_malformed_wait_is_a_400_and_plays_nothing(
     running_game: dict[str, Any], alice_api: APIClient, query: str

@@ -138,6 +138,9 @@ def test_it_rejects_an_illegal_move_with_the_reason(
         {"version": "7", "move": {"type": "draw"}},
         {"version": 0, "move": {"type": "draw"}, "wait": 5},
         {"move": {"type": "draw"}},
+        {"version": True, "move": {"type": "draw"}},
+        {"version": -1, "move": {"type": "draw"}},
+        {"version": 0, "move": None},
         [],
     ],
 )
