@@ -65,6 +65,7 @@ from games.serializers import (
     ReplayOut,
     ViewOut,
     ViewQuery,
+    game_out_data,
 )
 
 GAMES = ["games"]
@@ -101,8 +102,8 @@ def _game_or_404(game_id: int) -> Game:
 
 def _game_out(game_id: int, request: Request) -> dict[str, Any]:
     """The game as it is after a change (the services raise DoesNotExist, a 404, before)."""
-    game = selectors.game_after_change(game_id=game_id)
-    return GameOut(game, context={"request": request}).data
+    game, creator, seats = selectors.game_after_change(game_id=game_id)
+    return game_out_data(game, creator, seats, request.user.pk)
 
 
 class GamePagination(StrictPageNumberPagination):

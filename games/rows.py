@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
@@ -162,6 +163,48 @@ def seat_with_game(game_id: int, user_id: object, *, version: int | None = None)
     if not connection.in_atomic_block:  # committed: safe to remember
         _recent.remember_read(game_id, user_id, seat_values, game_record, forfeited)
     return _seat_from_records(seat_values, game_record, forfeited)
+
+
+@dataclass(frozen=True)
+class PublicSeat:
+    index: int
+    user_id: int | None
+    player: str | None  # the user's name
+    strikes: int
+    forfeited: bool
+
+
+@cache
+def _game_public_sql(vendor: str) -> str:
+    seat, user = Seat._meta, get_user_model()._meta
+    users, name = _q(user.db_table), _q(user.get_field(get_user_model().USERNAME_FIELD).column)
+    user_id, user_key = _q(seat.get_field("user").column), _q(user.pk.column)
+    creator = _q(Game._meta.get_field("created_by").column)
+    return (
+        f"SELECT {_select_list(Game, 'g')}, c.{name}, s.{_q('index')}, s.{user_id}, u.{name}, "
+        f"s.{_q('strikes')}, s.{_q('forfeited')} "
+        f"FROM {_q(Game._meta.db_table)} g LEFT JOIN {users} c ON c.{user_key} = g.{creator} "
+        f"JOIN {_q(seat.db_table)} s ON s.{_q(seat.get_field('game').column)} = g.{_q('id')} "
+        f"LEFT JOIN {users} u ON u.{user_key} = s.{user_id} "
+        f"WHERE g.{_q('id')} = %s ORDER BY s.{_q('index')}"
+    )
+
+
+def game_public(game_id: int) -> tuple[Game, str | None, list[PublicSeat]]:
+    """A game with its creator's name and its seats with their players' names (one query):
+    what a table's public description shows."""
+    with _cursor() as cursor:
+        cursor.execute(_game_public_sql(connection.vendor), [game_id])
+        found = cursor.fetchall()
+    if not found:
+        raise Game.DoesNotExist(f"No game {game_id}.")
+    width = len(_GAME_FIELDS)
+    game = _instance(Game, found[0][:width])
+    seats = [
+        PublicSeat(index, user_id, player, strikes, bool(forfeited))
+        for (index, user_id, player, strikes, forfeited) in (row[width + 1:] for row in found)
+    ]
+    return game, found[0][width], seats
 
 
 # --- recently seen rows -----------------------------------------------------------------------

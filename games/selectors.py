@@ -52,10 +52,10 @@ def game_get(*, game_id: int) -> Game:
     return _with_seats().get(pk=game_id)
 
 
-def game_after_change(*, game_id: int) -> Game:
-    """The game as a service just committed it: no clock to settle (the service did, under
-    the game's lock)."""
-    return _with_seats().get(pk=game_id)
+def game_after_change(*, game_id: int) -> tuple[Game, str | None, list[rows.PublicSeat]]:
+    """The game as a service just committed it, with its creator's and players' names: no
+    clock to settle (the service did, under the game's lock)."""
+    return rows.game_public(game_id)
 
 
 def seat_of(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Seat | None:

@@ -21,6 +21,7 @@ from games.models import (
     MoveSource,
     Seat,
 )
+from games.rows import PublicSeat
 from games.uno.cards import CODES, COLORS
 
 MOVE_TYPES = ["play", "draw", "keep", "challenge", "accept", "catch", "uno", "color"]
@@ -151,6 +152,41 @@ class GameOut(serializers.ModelSerializer):
             if user_id is not None and seat.user_id == user_id:
                 return seat.index
         return None
+
+
+def game_out_data(
+    game: Game, creator: str | None, seats: list[PublicSeat], user_id: object
+) -> dict[str, Any]:
+    """``GameOut``'s fields, built directly for the answers to create, join, leave and start
+    (a serializer cost more than the change itself). tests/games/test_tables.py holds the two
+    to the same output."""
+    return {
+        "id": game.pk,
+        "status": game.status,
+        "end_reason": game.end_reason,
+        "options": game.options,
+        "seats": [
+            {"index": s.index, "player": s.player, "strikes": s.strikes,
+             "forfeited": s.forfeited}
+            for s in seats
+        ],
+        "open_seats": sum(1 for s in seats if s.user_id is None),
+        "my_seat": next((s.index for s in seats if user_id is not None and s.user_id == user_id),
+                        None),
+        "version": game.version,
+        "move_count": game.move_count,
+        "awaiting": game.awaiting,
+        "turn_deadline": game.turn_deadline,
+        "turn_seconds": game.turn_seconds,
+        "max_strikes": game.max_strikes,
+        "hand_number": game.hand_number,
+        "scores": game.scores,
+        "winner": game.winner,
+        "created_by": creator,
+        "created_at": game.created_at,
+        "started_at": game.started_at,
+        "finished_at": game.finished_at,
+    }
 
 
 class GameFilterInput(serializers.Serializer):

@@ -143,26 +143,29 @@ def game_create(
         max_strikes=max_strikes,
         created_by=user,
     )
-    Seat.objects.bulk_create(Seat(game=game, index=i) for i in range(parsed.players))
+    # The creator sits down with the table's making: seat 0, no seats to look through.
+    creator = {"user": user, "joined_at": clock.now()} if join else {}
+    Seat.objects.bulk_create(
+        Seat(game=game, index=i, **(creator if i == 0 else {})) for i in range(parsed.players)
+    )
     if join:
-        _seat_take(game, user, None)
+        _event(game, EventKind.JOINED, seat=0, player=user.get_username())
         rows.game_save(game)
     return game
 
 
 def _seat_take(game: Game, user: AbstractBaseUser, index: int | None) -> Seat:
-    if game.seats.filter(user=user).exists():
+    seats = rows.seats_of(game.pk)  # one read, judged here
+    if any(s.user_id == user.pk for s in seats):
         raise AlreadySeated()
-    free = game.seats.filter(user__isnull=True)
     if index is not None:
-        seat = game.seats.filter(index=index).first()
+        seat = next((s for s in seats if s.index == index), None)
         if seat is None:  # the request names what the table does not have: a bad value
-            last = game.seats.count() - 1
-            raise ValidationError({"seat": [f"This table's seats are 0 to {last}."]})
+            raise ValidationError({"seat": [f"This table's seats are 0 to {len(seats) - 1}."]})
         if seat.is_taken:
             raise SeatTaken()
     else:
-        seat = free.order_by("index").first()
+        seat = next((s for s in seats if not s.is_taken), None)
         if seat is None:
             raise GameFull()
     seat.user = user
@@ -210,14 +213,16 @@ def game_start(*, game_id: int, user: AbstractBaseUser) -> Game:
         raise NotCreator()
     if game.status != GameStatus.OPEN:
         raise GameNotOpen()
-    if game.seats.filter(user__isnull=True).exists():
+    seats = list(game.seats.select_related("user"))  # one read for all that follows
+    if any(s.user is None for s in seats):
         raise SeatsOpen()
     state = engine.new_game(engine.Options.from_json(game.options), game.seed)
     _sync_public(game, state)
     game.status = GameStatus.RUNNING
     game.started_at = clock.now()
-    _event(game, EventKind.STARTED, players=_players(game))
-    _after_move(game, state, previous_awaiting=None, mover=None)
+    _event(game, EventKind.STARTED, players=[s.user.get_username() for s in seats if s.user])
+    _after_move(game, state, previous_awaiting=None, mover=None,
+                forfeited={s.index for s in seats if s.forfeited})
     rows.game_save(game)
     return game
 
@@ -233,10 +238,6 @@ def game_abort(*, game_id: int) -> Game:
     _finish(game, reason="staff", status=GameStatus.ABORTED)
     rows.game_save(game)
     return game
-
-
-def _players(game: Game) -> list[str | None]:
-    return [s.user.get_username() if s.user else None for s in game.seats.select_related("user")]
 
 
 # --- moves ------------------------------------------------------------------------------------

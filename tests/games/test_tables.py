@@ -240,3 +240,41 @@ def test_form_encoded_bodies_are_refused_with_415(alice_api: APIClient) -> None:
     response = alice_api.post("/api/games/", {"seats": "2"}, format="multipart")
     assert response.status_code == 415
     assert response.json()["code"] == "unsupported_media_type"
+
+
+def test_the_answers_to_table_changes_are_what_the_game_detail_serializer_says(
+    alice: Any, bob: Any, charlie: Any, alice_api: APIClient, bob_api: APIClient
+) -> None:
+    """Create, join, leave and start answer with ``game_out_data``, built without the
+    serializer: the same JSON as ``GameOut``, for every phase and whoever asks."""
+    import json
+
+    from rest_framework.renderers import JSONRenderer
+
+    from games import selectors
+    from games.serializers import GameOut, game_out_data
+    from tests.games.conftest import play_to_the_end
+
+    def same_for_everyone(game_id: int) -> None:
+        game, creator, seats = selectors.game_after_change(game_id=game_id)
+        for user in (alice, bob, charlie, None):
+            request = type("Request", (), {"user": user})()
+            expected = GameOut(selectors.game_get(game_id=game_id), context={"request": request})
+            built = game_out_data(game, creator, seats, user.pk if user else None)
+            assert json.loads(JSONRenderer().render(built)) == json.loads(
+                JSONRenderer().render(expected.data)
+            )
+
+    open_table = create_game(alice_api, seats=3, join=False)
+    same_for_everyone(open_table["id"])
+    game = create_game(alice_api, seats=2)
+    same_for_everyone(game["id"])
+    bob_api.post(f"/api/games/{game['id']}/join/")
+    same_for_everyone(game["id"])
+    alice_api.post(f"/api/games/{game['id']}/start/")
+    same_for_everyone(game["id"])
+    play_to_the_end([alice_api, bob_api], game["id"], seed=3)
+    same_for_everyone(game["id"])
+    left = create_game(alice_api, seats=2)
+    alice_api.post(f"/api/games/{left['id']}/leave/")  # the last player: aborted
+    same_for_everyone(left["id"])
