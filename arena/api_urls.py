@@ -1,12 +1,21 @@
-"""Every REST endpoint, under /api/. Each app contributes its own router or paths."""
+"""Every REST endpoint, under /api/. Each app contributes its own router or paths; the games
+come first, since patterns are tried in order and playing is nearly every request."""
 
 from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from arena.api_errors import api_not_found
 
 urlpatterns: list = [
-    path("", include("arena.accounts.urls")),
     path("", include("games.urls")),
+    path("", include("arena.accounts.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="schema", template_name="arena/redoc.html"),
+        name="redoc",
+    ),
     # Last: anything else under /api/ ending in a slash is a JSON 404 (paths without the
     # slash are first redirected to it by APPEND_SLASH). [\s\S], not ".": a path may hold a
     # (percent-encoded) newline too.
