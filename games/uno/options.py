@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from .errors import OptionsError
@@ -28,13 +28,13 @@ class Options:
     target_score: int = 500
 
     def __post_init__(self) -> None:
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if f.type == "bool" or f.type is bool:
+        for name, is_bool in _FIELDS:
+            value = getattr(self, name)
+            if is_bool:
                 if type(value) is not bool:
-                    raise OptionsError(f.name, "must be a boolean")
+                    raise OptionsError(name, "must be a boolean")
             elif type(value) is not int:  # bool is a subclass of int: reject it explicitly
-                raise OptionsError(f.name, "must be an integer")
+                raise OptionsError(name, "must be an integer")
         if not MIN_PLAYERS <= self.players <= MAX_PLAYERS:
             raise OptionsError("players", f"must be between {MIN_PLAYERS} and {MAX_PLAYERS}")
         if not 1 <= self.target_score <= MAX_TARGET_SCORE:
@@ -45,12 +45,19 @@ class Options:
         """Strictly validated construction from JSON; missing keys take their defaults."""
         if not isinstance(data, Mapping):
             raise OptionsError("options", "must be a JSON object")
-        known = {f.name for f in fields(cls)}
         for key in data:
-            if not isinstance(key, str) or key not in known:
+            if not isinstance(key, str) or key not in _NAMES:
                 raise OptionsError(str(key), "unknown option")
         kwargs: dict[str, Any] = dict(data)
         return cls(**kwargs)
 
     def to_json(self) -> dict[str, object]:
-        return asdict(self)
+        # Not dataclasses.asdict: it deep-copies every value, and a state is saved every move.
+        return {name: getattr(self, name) for name, _ in _FIELDS}
+
+
+# Each field's name and whether it is a boolean (else an integer), worked out once.
+_FIELDS: tuple[tuple[str, bool], ...] = tuple(
+    (f.name, f.type == "bool" or f.type is bool) for f in fields(Options)
+)
+_NAMES = frozenset(name for name, _ in _FIELDS)
