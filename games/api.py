@@ -365,7 +365,8 @@ def _usual_move_body(data: Any) -> tuple[int, dict[str, Any]] | None:
 
 
 def _if_none_match(request: Request) -> list[str]:
-    header = request.headers.get("If-None-Match", "")
+    # META, not ``request.headers``: that parses every header on first use, for the one needed.
+    header = request.META.get("HTTP_IF_NONE_MATCH", "")
     return [tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()]
 
 
@@ -505,7 +506,7 @@ class GameMovesApi(generics.GenericAPIView):
         )
         # Subscribed before the move, so a reply committed right after it still wakes us.
         with notify.subscription(id) if wait else contextlib.nullcontext() as changes:
-            key = request.headers.get("Idempotency-Key")
+            key = request.META.get("HTTP_IDEMPOTENCY_KEY")  # (see _if_none_match)
             if key is None:  # an empty one is refused, not ignored (idempotency._check_key)
                 played = self._play(request, id, seat)
                 body = self._wait(request, played, seat, wait, until_turn, changes)

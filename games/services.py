@@ -331,9 +331,9 @@ def _move_play_compare_and_set(
     )
     if new_turn:
         _set_turn_deadline(game)
-    record = MoveRecord(
-        game=game, number=game.move_count, version=game.version, seat=seat,
-        move=move.to_json(), source=source,
+    record = rows.new_move_record(
+        game, number=game.move_count, version=game.version, seat=seat, move=move.to_json(),
+        source=source,
     )
     if not rows.move_commit(
         game, record, expected_version=expected_version, rng_changed=rng_changed

@@ -170,3 +170,13 @@ def test_prepared_statements_can_be_turned_off_for_a_pooler(
                        expected_version=game.version, seen=seat.game)
     assert MoveRecord.objects.filter(game=game).count() == 1
     assert _prepared() == []
+
+
+def test_a_move_record_built_by_position_is_the_one_built_by_keyword(alice: Any, bob: Any) -> None:
+    game = _rigged(alice, bob)
+    values = {"number": 3, "version": 9, "seat": 1, "move": {"type": "draw"}, "source": "server"}
+    fast = rows.new_move_record(game, **values)
+    slow = MoveRecord(game=game, **values)
+    assert fast.game is game and fast.pk is None and fast._state.adding
+    for field in MoveRecord._meta.concrete_fields:
+        assert getattr(fast, field.attname) == getattr(slow, field.attname), field.name
