@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -61,11 +61,19 @@ class Change:
 
 class Subscription:
     """One waiter's view of its game's changes: ``event`` is set when one arrives, and
-    ``take`` returns the newest since the last call."""
+    ``take`` returns the newest since the last call. ``want`` lets the waiter say which
+    changes it waits for, so the others (its own move, told back by the database; another
+    seat's turn) do not wake its thread at all."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
         self._latest: Change | None = None
+        self._wanted: Callable[[Change], bool] | None = None
+
+    def want(self, wanted: Callable[[Change], bool]) -> None:
+        """From now on only changes ``wanted`` says yes to (and unknown ones) are collected."""
+        with _lock:
+            self._wanted = wanted
 
     def is_set(self) -> bool:
         return self.event.is_set()
@@ -82,6 +90,8 @@ class Subscription:
         return latest
 
     def _push(self, change: Change) -> None:  # under _lock
+        if change.version is not None and self._wanted is not None and not self._wanted(change):
+            return
         if self._supersedes(change):
             self._latest = change
         self.event.set()

@@ -135,7 +135,9 @@ def seat_wait(
     if the wait ran out before anything was re-read."""
     found = None
     while _still_waiting(game, seat.index, known, until_turn):
-        change = _wait_for_change(game, changes, deadline, _wanted(game, seat.index, until_turn))
+        wanted = _wanted(game, seat.index, until_turn)
+        changes.want(wanted)
+        change = _wait_for_change(game, changes, deadline, wanted)
         if change is None:
             break
         found = seat_with_game(game_id=game.pk, user=user, version=change.version)

@@ -59,6 +59,18 @@ def test_a_subscription_keeps_the_newest_change_and_an_unknown_one_until_taken()
         assert changes.take() == notify.Change()
 
 
+def test_a_subscription_is_not_woken_by_changes_its_waiter_does_not_want() -> None:
+    with notify.subscription(78) as changes:
+        changes.want(lambda change: change.version is not None and change.version > 5)
+        notify._wake(78, notify.Change(version=5, awaiting=1, status="running"))  # its own
+        assert not changes.is_set() and changes.take() is None
+        notify._wake(78, notify.Change())  # says nothing: the waiter must look
+        assert changes.take() == notify.Change()
+        notify._wake(78, notify.Change(version=6, awaiting=0, status="running"))
+        assert changes.is_set()
+        assert changes.take() == notify.Change(version=6, awaiting=0, status="running")
+
+
 @pytest.mark.parametrize(
     ("payload", "parsed"),
     [
