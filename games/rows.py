@@ -230,7 +230,7 @@ def _converted(
     return tuple(converted)
 
 
-def _game_record(game: Game, encoded: dict[str, str] | None = None) -> tuple[Any, ...]:
+def _game_record(game: Game, encoded: dict[str, str | None] | None = None) -> tuple[Any, ...]:
     """``game``'s row with JSON as text; ``encoded``: columns' text already made, by name."""
     encoded = encoded or {}
     return tuple(
@@ -348,7 +348,7 @@ _recent = _Recent()
 forget_all = _recent.forget_all
 
 
-def _remember_written(game: Game, *, previous: int, encoded: dict[str, str]) -> None:
+def _remember_written(game: Game, *, previous: int, encoded: dict[str, str | None]) -> None:
     """Remember ``game`` as just written by a plain move from version ``previous`` (no seat
     changed, none forfeited), once the write commits (at once outside a transaction): the
     other seats' long polls and the mover's next move in this process then need not read it."""
@@ -469,9 +469,9 @@ def move_commit(
     # the statement), and each JSON column is encoded once, for the statement and the memory.
     game.updated_at = timezone.now()  # auto_now
     encoded = {
-        f.name: _json_text(f, getattr(game, f.attname))
+        f.name: None if (value := getattr(game, f.attname)) is None else _json_text(f, value)
         for f in game_fields if isinstance(f, models.JSONField)
-    }
+    }  # None: SQL NULL, as the ORM writes it
     game_params = [encoded.get(f.name, getattr(game, f.attname)) for f in game_fields]
     record.created_at = game.updated_at  # auto_now_add
     move_params = [getattr(record, f.attname) for f in _move_insert_sql(connection.vendor)[1]]
