@@ -351,17 +351,23 @@ def _wait_query(serializer: type[ViewQuery | MoveQuery], request: Request) -> tu
 
 
 def _usual_move_body(data: Any) -> tuple[int, dict[str, Any]] | None:
-    """(version, move) of the usual body, ``{"version": n, "move": {...}}``, read by hand;
-    None for anything else, which ``MoveInput`` then judges (exact errors)."""
+    """(version, move) of the usual body, ``{"version": n, "move": {...}}`` with a flat move
+    of strings, whole numbers and booleans, read by hand; None for anything else (a float
+    such as ``1e400``, which parses as infinity, a nested value, ...), which ``MoveInput``
+    then judges (exact errors)."""
     if (
         type(data) is dict
         and len(data) == 2
         and type(version := data.get("version")) is int
         and version >= 0
         and type(move := data.get("move")) is dict
+        and all(type(value) in _FLAT for value in move.values())
     ):
         return version, move
     return None
+
+
+_FLAT = (str, int, bool)
 
 
 def _if_none_match(request: Request) -> list[str]:

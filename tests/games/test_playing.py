@@ -155,6 +155,19 @@ def test_it_rejects_a_malformed_move_with_400(
     assert response.json()["code"] in {"invalid", "malformed_move"}
 
 
+@pytest.mark.parametrize("move", ['{"type": "draw", "target": 1e400}', '{"type": 1e400}'])
+def test_a_move_holding_a_number_json_cannot_carry_is_invalid_not_judged(
+    running_game: dict[str, Any], alice_api: APIClient, move: str
+) -> None:
+    """1e400 parses as infinity: the body is not JSON a move can be, whatever the engine
+    would say of it."""
+    gid = running_game["id"]
+    body = f'{{"version": {running_game["version"]}, "move": {move}}}'
+    response = alice_api.post(f"/api/games/{gid}/moves/", body, content_type="application/json")
+    assert response.status_code == 400, response.content
+    assert response.json()["code"] == "invalid" and "move" in response.json()["fields"]
+
+
 def test_the_view_answers_304_to_a_matching_etag(
     running_game: dict[str, Any], alice_api: APIClient
 ) -> None:
