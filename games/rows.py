@@ -76,7 +76,17 @@ class _PreparedCursor(psycopg.Cursor[Any]):
 
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
                 binary: bool | None = None) -> Any:
-        return super().execute(query, params, prepare=True, binary=binary)
+        try:
+            return super().execute(query, params, prepare=True, binary=binary)
+        except psycopg.errors.FeatureNotSupported:
+            # "cached plan must not change result type": a migration changed a column these
+            # statements return. Outside a transaction, forget this connection's prepared
+            # statements (psycopg clears its cache when it sees DEALLOCATE ALL) and run it
+            # again; inside one, the rollback that follows forgets them.
+            if self.connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                raise
+            super().execute("DEALLOCATE ALL", prepare=False)
+            return super().execute(query, params, prepare=True, binary=binary)
 
 
 def _cursor() -> CursorWrapper:

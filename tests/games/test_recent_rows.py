@@ -180,3 +180,30 @@ def test_a_move_record_built_by_position_is_the_one_built_by_keyword(alice: Any,
     assert fast.game is game and fast.pk is None and fast._state.adding
     for field in MoveRecord._meta.concrete_fields:
         assert getattr(fast, field.attname) == getattr(slow, field.attname), field.name
+
+
+@pytest.mark.postgres
+def test_a_column_type_changed_by_a_migration_does_not_break_the_prepared_reads(
+    alice: Any, bob: Any
+) -> None:
+    """PostgreSQL refuses a prepared statement whose result columns changed type ("cached
+    plan must not change result type"): the statement is prepared again, not failed."""
+    import psycopg
+    from django.db import connection
+
+    game = _rigged(alice, bob)
+    assert rows.seat_with_game(game.pk, alice.pk) is not None  # prepared on this connection
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    with psycopg.connect(**params, autocommit=True) as other:  # a migration, elsewhere
+        other.execute("ALTER TABLE games_seat ALTER COLUMN strikes TYPE integer")
+        try:
+            seat = rows.seat_with_game(game.pk, alice.pk)
+            assert seat is not None and seat.strikes == 0
+            played = services.move_play(
+                game_id=game.pk, seat=0, move={"type": "play", "card": "R1"},
+                expected_version=game.version, seen=seat.game,
+            )
+            assert played.game.version == game.version + 1
+        finally:
+            other.execute("ALTER TABLE games_seat ALTER COLUMN strikes TYPE smallint")
