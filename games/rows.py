@@ -186,6 +186,8 @@ class PublicSeat:
 
 @cache
 def _game_public_sql(vendor: str) -> str:
+    # Assumes the user model keeps its username in its own table, as Django's User does (the
+    # accounts app's model): a multi-table child would need a join to its parent.
     seat, user = Seat._meta, get_user_model()._meta
     users, name = _q(user.db_table), _q(user.get_field(get_user_model().USERNAME_FIELD).column)
     user_id, user_key = _q(seat.get_field("user").column), _q(user.pk.column)
