@@ -415,9 +415,9 @@ def _apply_and_record(
     _sync_public(game, state)
     game.move_count += 1
     # The move record is the move's event too (``selectors.events_since`` merges the two).
-    return rows.move_insert(MoveRecord(
-        game=game, number=game.move_count, version=_bump(game), seat=seat,
-        move=move.to_json(), source=source,
+    return rows.move_insert(rows.new_move_record(
+        game, number=game.move_count, version=_bump(game), seat=seat, move=move.to_json(),
+        source=source,
     ))
 
 
