@@ -342,9 +342,9 @@ def _wait_query(serializer: type[ViewQuery | MoveQuery], request: Request) -> tu
         params.keys() <= {"wait", "until"}
         and until in ("change", "turn")
         and _USUAL_WAIT.fullmatch(wait)
-        and float(wait) <= selectors.LONG_POLL_MAX_SECONDS
+        and (seconds := float(wait)) <= selectors.LONG_POLL_MAX_SECONDS
     ):
-        return float(wait), until == "turn"
+        return seconds, until == "turn"
     query = serializer(data=params)
     query.is_valid(raise_exception=True)
     return query.validated_data["wait"], query.validated_data["until"] == "turn"
