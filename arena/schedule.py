@@ -36,7 +36,7 @@ from itertools import combinations
 MIN_TABLE = 2
 MAX_TABLE = 10
 MAX_TABLES = 1000  # more combinations than this and a balanced subset is drawn
-_CANDIDATES = 64  # seeded partitions tried per round of a balanced subset
+_CANDIDATES = 16  # seeded partitions tried per round of a balanced subset
 
 Entrant = Hashable
 
@@ -154,6 +154,25 @@ def _duplicate_schedule(
     return out
 
 
+def _greedy_partition(
+    playing: list[Entrant], size: int, met: dict[frozenset[Entrant], int]
+) -> list[tuple[Entrant, ...]]:
+    """Tables filled one at a time: each next member is the one who has met the members
+    already seated least often (ties: the earlier in the seeded order ``playing``)."""
+    remaining = list(playing)
+    groups = []
+    while remaining:
+        group = [remaining.pop(0)]
+        while len(group) < size:
+            pick = min(
+                range(len(remaining)),
+                key=lambda i: sum(met.get(frozenset((remaining[i], m)), 0) for m in group),
+            )
+            group.append(remaining.pop(pick))
+        groups.append(tuple(group))
+    return groups
+
+
 def balanced_tables(
     entrants: Sequence[Entrant], *, table_size: int, tables: int, seed: int
 ) -> list[tuple[Entrant, ...]]:
@@ -163,9 +182,11 @@ def balanced_tables(
     Built round by round. In a round every entrant plays once, except that when the table size
     does not divide the field the ``n % t`` entrants who have played most so far sit out (ties
     broken by a seeded draw); so every entrant plays the same number of tables, or one fewer.
-    Of ``_CANDIDATES`` seeded partitions of the round, the one whose pairs have met least so
-    far (smallest sum of squared meeting counts) is kept, spreading the meetings of every pair
-    evenly. Each table lists its members in entrant order; seats are then rotated as usual.
+    The round's tables are filled greedily, each next member the one who has met the members
+    already seated least often, from ``_CANDIDATES`` seeded orders; the partition whose pairs
+    have met least so far (smallest sum of squared meeting counts) is kept. That spreads the
+    meetings of every pair evenly (not perfectly: see the tests for the spreads checked). Each
+    table lists its members in entrant order; seats are then rotated as usual.
     """
     per_round = len(entrants) // table_size
     rounds = max(1, round(tables / per_round))
@@ -183,10 +204,7 @@ def balanced_tables(
         best_cost = -1
         for _ in range(_CANDIDATES):
             rng.shuffle(playing)
-            groups = [
-                tuple(sorted(playing[i : i + table_size], key=order.__getitem__))
-                for i in range(0, len(playing), table_size)
-            ]
+            groups = _greedy_partition(playing, table_size, met)
             cost = sum(
                 (met.get(frozenset(pair), 0) + 1) ** 2
                 for group in groups
@@ -194,6 +212,7 @@ def balanced_tables(
             )
             if best_cost < 0 or cost < best_cost:
                 best, best_cost = groups, cost
+        best = [tuple(sorted(group, key=order.__getitem__)) for group in best]
         for group in best:
             for player in group:
                 played[player] += 1

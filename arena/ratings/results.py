@@ -42,7 +42,7 @@ class GameResult:
             values = getattr(self, name)
             if values and len(values) != n:
                 raise ValueError(f"{name} needs one value per seat (or none)")
-        if self.winner is not None and not 0 <= self.winner < n:
+        if self.winner is not None and (type(self.winner) is not int or not 0 <= self.winner < n):
             raise ValueError("winner must be a seat of this game")
         if any(not 0 <= seat < n for seat in self.forfeited):
             raise ValueError("forfeited seats must be seats of this game")
