@@ -1,15 +1,19 @@
 """How much do Bradley-Terry ratings vary between repeated tournaments, with and without
 duplicate deals? The figures behind docs/ratings.md.
 
-    .venv/bin/python bench/ratings_spread.py [runs] [games_per_pairing] [table_size] [single_hand]
+    .venv/bin/python bench/ratings_spread.py [runs] [games_per_pairing] [table_size]
+                                             [single_hand 0|1] [field: reference|twins]
 
 Plays whole round-robin tournaments in-process with the engine alone (no server, no bots app)
 between three simple strategies, each tournament with its own seed, and prints each bot's
-mean Bradley-Terry rating and its standard deviation across the tournaments.
+mean Bradley-Terry rating and its standard deviation across the tournaments. The ``twins``
+field replaces the random bot by a second copy of the shedder: two equal entrants whose true
+gap is zero, so the spread of their gap is luck alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import statistics
 import sys
@@ -71,6 +75,11 @@ STRATEGIES: dict[str, Strategy] = {
     "first_playable": first_playable_bot,
     "shedder": shedder_bot,
 }
+TWINS: dict[str, Strategy] = {
+    "shedder_twin": shedder_bot,
+    "first_playable": first_playable_bot,
+    "shedder": shedder_bot,
+}
 
 
 def play(players: tuple[str, ...], options: Options, seed: int) -> GameResult:
@@ -97,16 +106,25 @@ def tournament(seed: int, games: int, size: int, duplicate: bool, options: Optio
         games_per_pairing=games,
         duplicate_deals=duplicate,
     )
-    results = [play(g.players, options, g.seed) for g in schedule]
+    results = [
+        dataclasses.replace(play(g.players, options, g.seed), deal=g.deal if duplicate else None)
+        for g in schedule
+    ]
     rated = bradley_terry(results, entrants=list(STRATEGIES), resamples=200, seed=seed)
     return {name: line for name, line in rated.items()}
 
 
 def main() -> None:
-    args = sys.argv[1:] + ["10", "60", "2", "0"][len(sys.argv) - 1 :]
+    args = sys.argv[1:] + ["10", "60", "2", "0", "reference"][len(sys.argv) - 1 :]
     runs, games, size, single = int(args[0]), int(args[1]), int(args[2]), args[3] == "1"
+    if args[4] == "twins":
+        STRATEGIES.clear()
+        STRATEGIES.update(TWINS)
     options = Options(players=size, single_hand=single)
-    print(f"{runs} tournaments per mode, {games} games per table of {size}, single_hand={single}")
+    print(
+        f"{runs} tournaments per mode, {games} games per table of {size},"
+        f" single_hand={single}, field={args[4]}"
+    )
     for duplicate in (False, True):
         started = time.perf_counter()
         ratings: dict[str, list[float]] = {name: [] for name in STRATEGIES}

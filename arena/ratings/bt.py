@@ -16,7 +16,8 @@ a little, and pulls a perfect 10-0 record to a large but finite rating.
 Ratings are reported on the Elo scale: ``400 * log10(p_i)``, shifted so that the entrants'
 mean is 1500. The 95% interval of each rating is the 2.5th and 97.5th percentile of its rating
 over bootstrap tournaments: the stored games resampled with replacement (whole games, so a
-multi-seat game's pairs stay together), each rated the same way and centred the same way.
+multi-seat game's pairs stay together, and all the seatings of a duplicate deal together),
+each rated the same way and centred the same way.
 Resampling uses numpy's PCG64 generator seeded with ``seed``: the same games in the same order
 with the same seed give the same intervals.
 """
@@ -67,7 +68,8 @@ def bradley_terry(
     low = high = np.full(len(names), np.nan)
     if resamples > 0 and games:
         rng = np.random.Generator(np.random.PCG64(seed))
-        draws = rng.multinomial(len(games), counts / len(games), size=resamples)
+        units = int(counts.sum())
+        draws = rng.multinomial(units, counts / units, size=resamples)
         boot = _centred(_fit(draws.astype(np.float64) @ rows, len(names), prior))
         low, high = np.percentile(boot, [2.5, 97.5], axis=0)
     played = _games_played(games, index, len(names))
@@ -90,28 +92,34 @@ def _entrant_order(games: list[GameResult], entrants: Sequence[Entrant]) -> list
 
 
 def _game_rows(games: list[GameResult], index: dict[Entrant, int], n: int) -> tuple[Floats, Floats]:
-    """Each distinct game outcome as a flattened ``wins[i, j]`` row, and how often it occurred.
+    """Each distinct resampling unit's outcome as a flattened ``wins[i, j]`` row, and how
+    often it occurred.
 
-    Resampling the distinct rows with multinomial weights is the same as resampling the games,
-    and there are few of them (two-seat games have at most three outcomes per pair).
+    The unit is a game, or all the games of one duplicate deal (same ``deal``): the seatings
+    of a deal are resampled together, or the bootstrap would miss how they cancel each other's
+    luck and give intervals as wide as without duplicate deals. Resampling the distinct rows
+    with multinomial weights is the same as resampling the units, and there are few of them.
     """
-    table: dict[tuple[tuple[int, int, float], ...], int] = {}
-    for game in games:
+    units: dict[object, dict[tuple[int, int], float]] = {}
+    for position, game in enumerate(games):
+        unit = units.setdefault(("game", position) if game.deal is None else game.deal, {})
         places = game.places()
         weight = 1.0 / (game.size - 1)
         seats = [index[p] for p in game.players]
-        cells: list[tuple[int, int, float]] = []
         for a in range(game.size):
             for b in range(game.size):
                 if a != b and places[a] <= places[b]:
                     share = weight if places[a] < places[b] else weight / 2
-                    cells.append((seats[a], seats[b], share))
-        key = tuple(sorted(cells))
+                    cell = (seats[a], seats[b])
+                    unit[cell] = unit.get(cell, 0.0) + share
+    table: dict[tuple[tuple[tuple[int, int], float], ...], int] = {}
+    for cells in units.values():
+        key = tuple(sorted(cells.items()))
         table[key] = table.get(key, 0) + 1
     rows = np.zeros((len(table), n * n))
     for r, key in enumerate(table):
-        for a, b, share in key:
-            rows[r, a * n + b] += share
+        for (a, b), share in key:
+            rows[r, a * n + b] = share
     return rows, np.array(list(table.values()), dtype=np.float64)
 
 
@@ -149,12 +157,14 @@ def _fit(wins_flat: Floats, n: int, prior: float) -> Floats:
         theta += step
         if largest.max(initial=0.0) < _TOLERANCE:
             break
-    return theta / np.log(10.0)
+    log10: Floats = theta / np.log(10.0)
+    return log10
 
 
 def _centred(log_strength: Floats) -> Floats:
-    ratings = 400.0 * log_strength
-    return ratings - ratings.mean(axis=1, keepdims=True) + MEAN_RATING
+    ratings: Floats = 400.0 * log_strength
+    centred: Floats = ratings - ratings.mean(axis=1, keepdims=True) + MEAN_RATING
+    return centred
 
 
 def _games_played(games: list[GameResult], index: dict[Entrant, int], n: int) -> list[int]:

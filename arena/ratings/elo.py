@@ -17,6 +17,7 @@ order them by finishing time, then by game id, so the same games always give the
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -28,7 +29,7 @@ DEFAULT_K = 16.0
 
 def expected_score(rating: float, opponent: float) -> float:
     """The probability-like score Elo expects of ``rating`` against ``opponent``."""
-    return 1.0 / (1.0 + 10.0 ** ((opponent - rating) / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, (opponent - rating) / 400.0))
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ class GameResult:
     strikes: tuple[int, ...] = ()
     forfeited: frozenset[int] = field(default_factory=frozenset)
     game_id: object = None  # the stored game's id, carried into rating histories
+    deal: object = None  # games of one duplicate deal share it (unique within a tournament)
 
     def __post_init__(self) -> None:
         n = len(self.players)

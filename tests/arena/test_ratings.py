@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -248,6 +249,22 @@ def test_the_same_games_and_seed_give_the_same_intervals() -> None:
     first = bradley_terry(games, resamples=300, seed=42)
     assert bradley_terry(games, resamples=300, seed=42) == first
     assert bradley_terry(games, resamples=300, seed=43) != first
+
+
+def test_the_bootstrap_resamples_the_seatings_of_a_duplicate_deal_together() -> None:
+    # Every deal is won by whoever sits in seat 0: alice takes one game of each deal and bob
+    # the other. Deal by deal the luck cancels exactly, so every resample of whole deals is
+    # 1-1 per deal and both stay at 1500: a zero-width interval. Resampled game by game, the
+    # same games give a wide one.
+    games = []
+    for deal in range(20):
+        games.append(GameResult(("alice", "bob"), winner=0, points_left=(0, 9), deal=deal))
+        games.append(GameResult(("bob", "alice"), winner=0, points_left=(0, 9), deal=deal))
+    by_deal = bradley_terry(games, resamples=200, seed=1)
+    assert (by_deal["alice"].low, by_deal["alice"].high) == pytest.approx((1500, 1500))
+    loose = [dataclasses.replace(game, deal=None) for game in games]
+    by_game = bradley_terry(loose, resamples=200, seed=1)
+    assert by_game["alice"].high - by_game["alice"].low > 50
 
 
 @SETTINGS
