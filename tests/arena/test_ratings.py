@@ -267,6 +267,20 @@ def test_the_bootstrap_resamples_the_seatings_of_a_duplicate_deal_together() -> 
     assert by_game["alice"].high - by_game["alice"].low > 50
 
 
+def test_resamples_in_batches_give_the_same_intervals(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A big field is bootstrapped in batches to bound memory; the batches draw the same
+    # resamples from the seeded generator as one big draw would.
+    names = ["alice", "bob", "charlie", "dave"]
+    games = [
+        two_seat(names[i % 4], names[(i + 1 + i // 4) % 4], winner=(i * 5) % 3 % 2)
+        for i in range(80)
+        if i % 4 != (i + 1 + i // 4) % 4
+    ]
+    whole = bradley_terry(games, resamples=100, seed=3)
+    monkeypatch.setattr("arena.ratings.bt._BATCH_CELLS", 16 * 7)  # seven resamples a batch
+    assert bradley_terry(games, resamples=100, seed=3) == whole
+
+
 @SETTINGS
 @given(
     outcomes=st.lists(
