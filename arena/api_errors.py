@@ -128,15 +128,8 @@ _EXAMPLES: dict[int, list[tuple[str, dict[str, Any]]]] = {
             },
         ),
     ],
-    401: [
-        (
-            "Not authenticated",
-            {
-                "code": "not_authenticated",
-                "detail": "Authentication credentials were not provided.",
-            },
-        )
-    ],
+    401: [("Not authenticated", {"code": "not_authenticated", "detail": "Authentication "
+                                 "credentials were not provided."})],
     403: [("Not a player", {"code": "not_a_player", "detail": "You have no seat in this game."})],
     404: [("Not found", {"code": "not_found", "detail": "Not found."})],
     409: [
@@ -148,25 +141,14 @@ _EXAMPLES: dict[int, list[tuple[str, dict[str, Any]]]] = {
                 "version": 42,
             },
         ),
-        (
-            "Not your turn",
-            {"code": "not_your_turn", "detail": "It is not your turn (waiting for seat 1)."},
-        ),
-        (
-            "Wrong status",
-            {"code": "game_not_open", "detail": "The game has already started or ended."},
-        ),
+        ("Not your turn", {"code": "not_your_turn", "detail": "It is not your turn (waiting "
+                           "for seat 1)."}),
+        ("Wrong status", {"code": "game_not_open", "detail": "The game has already started "
+                          "or ended."}),
     ],
     422: [("Illegal move", {"code": "illegal_move", "detail": "that card does not match"})],
-    429: [
-        (
-            "Throttled",
-            {
-                "code": "throttled",
-                "detail": "Request was throttled. Expected available in 30 seconds.",
-            },
-        )
-    ],
+    429: [("Throttled", {"code": "throttled", "detail": "Request was throttled. Expected "
+                         "available in 30 seconds."})],
 }
 
 
@@ -181,7 +163,9 @@ RETRY_AFTER = OpenApiParameter(
 )
 
 
-def error_responses(*codes: int, raises: Sequence[exceptions.APIException] = ()) -> dict[int, Any]:
+def error_responses(
+    *codes: int, raises: Sequence[exceptions.APIException] = ()
+) -> dict[int, Any]:
     """OpenAPI responses for the given error statuses, all with the error body.
 
     ``raises``: errors the operation really answers with (instances, as raised); each becomes

@@ -49,13 +49,9 @@ class SignupApi(APIView):
                 "The new account.",
                 examples=[OpenApiExample("New account", value=examples.USER)],
             ),
-            **error_responses(
-                400,
-                429,
-                raises=[
-                    ValidationError({"username": ["A user with that username already exists."]}),
-                ],
-            ),
+            **error_responses(400, 429, raises=[
+                ValidationError({"username": ["A user with that username already exists."]}),
+            ]),
         },
         auth=[],
         examples=[OpenApiExample("Sign up", value=examples.SIGNUP_REQUEST, request_only=True)],
@@ -123,17 +119,12 @@ class TokenListCreateApi(APIView):
                     OpenApiExample("New token for a day", value=examples.TOKEN_CREATED_EXPIRING),
                 ],
             ),
-            **error_responses(
-                400,
-                401,
-                429,
-                raises=[
-                    ValidationError(
-                        {"expires_in": ["Ensure this value is greater than or equal to 60."]}
-                    ),
-                    InvalidCredentials(),
-                ],
-            ),
+            **error_responses(400, 401, 429, raises=[
+                ValidationError(
+                    {"expires_in": ["Ensure this value is greater than or equal to 60."]}
+                ),
+                InvalidCredentials(),
+            ]),
         },
         examples=[
             OpenApiExample(
@@ -165,8 +156,7 @@ class TokenListCreateApi(APIView):
             raise InvalidCredentials()
         caller = request.auth if isinstance(request.auth, AuthToken) else None
         record, key = services.token_create(
-            user=user,
-            expires_in=body.validated_data.get("expires_in"),
+            user=user, expires_in=body.validated_data.get("expires_in"),
             not_after=caller.expiry if caller is not None else None,
         )
         out = {**TokenOut(record).data, "key": key}

@@ -27,10 +27,7 @@ class TokenCreateInput(StrictInput):
     )
     password = StrictCharField(required=False, write_only=True)
     expires_in = StrictIntegerField(
-        min_value=60,
-        max_value=MAX_TOKEN_SECONDS,
-        required=False,
-        allow_null=True,
+        min_value=60, max_value=MAX_TOKEN_SECONDS, required=False, allow_null=True,
         help_text="Lifetime in seconds; omit for a token that lives until revoked.",
     )
 

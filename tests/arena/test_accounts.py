@@ -76,9 +76,8 @@ def test_wrong_credentials_get_no_token(alice: Any) -> None:
 
 def test_tokens_are_stored_hashed_and_listed_without_the_key(alice: Any) -> None:
     client = APIClient()
-    key = client.post("/api/tokens/", {"username": "alice", "password": "alice-password-1"}).json()[
-        "key"
-    ]
+    key = client.post("/api/tokens/", {"username": "alice",
+                                       "password": "alice-password-1"}).json()["key"]
     record = AuthToken.objects.get()
     assert key not in (record.digest, record.token_key)
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {key}")
@@ -104,7 +103,9 @@ def test_an_expired_token_is_refused(alice: Any) -> None:
     assert client.get("/api/games/").status_code == 401
 
 
-def test_a_revoked_token_stops_working_and_others_cannot_revoke_it(alice: Any, bob: Any) -> None:
+def test_a_revoked_token_stops_working_and_others_cannot_revoke_it(
+    alice: Any, bob: Any
+) -> None:
     record, key = AuthToken.objects.create(user=alice)
     _, bob_key = AuthToken.objects.create(user=bob)
     bob_client = APIClient()
@@ -136,9 +137,8 @@ def test_sign_up_is_rate_limited(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"signup": "2/hour"})
     client = APIClient()
     codes = [
-        client.post(
-            "/api/accounts/", {"username": f"u{i}", "password": "a long pass 42"}
-        ).status_code
+        client.post("/api/accounts/", {"username": f"u{i}", "password": "a long pass 42"})
+        .status_code
         for i in range(3)
     ]
     assert codes == [201, 201, 429]
@@ -157,13 +157,8 @@ def test_token_creation_is_rate_limited(alice: Any, monkeypatch: pytest.MonkeyPa
 
 def test_non_staff_users_cannot_reach_the_admin(client: Any, alice: Any) -> None:
     client.force_login(alice)
-    for url in (
-        "/admin/",
-        "/admin/games/game/",
-        "/admin/games/seat/",
-        "/admin/games/moverecord/",
-        "/admin/knox/authtoken/",
-    ):
+    for url in ("/admin/", "/admin/games/game/", "/admin/games/seat/",
+                "/admin/games/moverecord/", "/admin/knox/authtoken/"):
         response = client.get(url)
         assert response.status_code == 302, url
         assert "/admin/login/" in response["Location"]
@@ -175,14 +170,9 @@ def test_staff_can_browse_every_games_admin_page(client: Any, django_user_model:
 
     game = game_create(user=root, options={}, seats=2)
     client.force_login(root)
-    for url in (
-        "/admin/games/game/",
-        f"/admin/games/game/{game.pk}/change/",
-        "/admin/games/seat/",
-        "/admin/games/moverecord/",
-        "/admin/games/gameevent/",
-        "/admin/games/idempotencyrecord/",
-    ):
+    for url in ("/admin/games/game/", f"/admin/games/game/{game.pk}/change/",
+                "/admin/games/seat/", "/admin/games/moverecord/", "/admin/games/gameevent/",
+                "/admin/games/idempotencyrecord/"):
         assert client.get(url).status_code == 200, url
 
 
@@ -263,11 +253,8 @@ def test_a_client_cannot_dodge_the_sign_up_limit_with_x_forwarded_for(
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"signup": "2/hour"})
     client = APIClient()
     codes = [
-        client.post(
-            "/api/accounts/",
-            {"username": f"v{i}", "password": "a long pass 42"},
-            HTTP_X_FORWARDED_FOR=f"203.0.113.{i}",
-        ).status_code
+        client.post("/api/accounts/", {"username": f"v{i}", "password": "a long pass 42"},
+                    HTTP_X_FORWARDED_FOR=f"203.0.113.{i}").status_code
         for i in range(3)
     ]
     assert codes == [201, 201, 429]

@@ -165,11 +165,8 @@ def test_no_example_shows_hidden_information_but_the_replay() -> None:
     shown = [
         (op["operationId"], status, sorted(set(_keys(value)) & HIDDEN))
         for op in operations()
-        for status, part in [
-            ("request", op.get("requestBody")),
-            *op["responses"].items(),
-            ("parameters", op.get("parameters")),
-        ]
+        for status, part in [("request", op.get("requestBody")), *op["responses"].items(),
+                             ("parameters", op.get("parameters"))]
         for value in _example_values(part)
         if set(_keys(value)) & HIDDEN and (op["operationId"], status) != (REPLAY, "200")
     ]
@@ -222,25 +219,15 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
         seen.append((operation_id, response))
         return response
 
-    call(
-        "accounts_create",
-        APIClient(),
-        "post",
-        "/api/accounts/",
-        data={"username": "my-bot", "password": "a long passphrase 1"},
-    )
+    call("accounts_create", APIClient(), "post", "/api/accounts/",
+         data={"username": "my-bot", "password": "a long passphrase 1"})
     call("tokens_list", alice_api, "get", "/api/tokens/")
     call("tokens_create", alice_api, "post", "/api/tokens/", data={"expires_in": 86400})
     throttled = call("tokens_create", alice_api, "post", "/api/tokens/", data={})
     assert throttled.status_code == 429
 
-    game = call(
-        "games_create",
-        alice_api,
-        "post",
-        "/api/games/",
-        data={"seats": 2, "options": {"single_hand": True}, "turn_seconds": 30},
-    ).json()
+    game = call("games_create", alice_api, "post", "/api/games/",
+                data={"seats": 2, "options": {"single_hand": True}, "turn_seconds": 30}).json()
     url = f"/api/games/{game['id']}/"
     call("games_list", bob_api, "get", "/api/games/?open_seats=true")
     call("games_join", bob_api, "post", f"{url}join/", data={"seat": 1})
@@ -257,14 +244,8 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
     legal = mine["view"]["legal_moves"]
     move = {"version": mine["version"], "move": choose(random.Random(0), legal)}
     for _ in range(2):  # the second answer is the first one, replayed
-        call(
-            "games_moves_create",
-            clients[awaiting],
-            "post",
-            f"{url}moves/",
-            data=move,
-            HTTP_IDEMPOTENCY_KEY="examples-1",
-        )
+        call("games_moves_create", clients[awaiting], "post", f"{url}moves/", data=move,
+             HTTP_IDEMPOTENCY_KEY="examples-1")
     assert seen[-1][1]["Idempotent-Replayed"] == "true"
     play_to_the_end(clients, game["id"])
 
@@ -281,8 +262,7 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
         headers = declared.get("headers", {})
         problems += [
             f"{operation_id} {status}: sends {name}, not declared"
-            for name in HEADERS
-            if response.has_header(name) and name not in headers
+            for name in HEADERS if response.has_header(name) and name not in headers
         ]
         problems += [
             f"{operation_id} {status}: declares {name} as required, not sent"
@@ -297,12 +277,8 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
                     for problem in same_keys(example, response.json())
                 ]
     assert not problems, "\n".join(problems)
-    with_examples = {
-        op["operationId"]
-        for op in operations()
-        for status in op["responses"]
-        if status.startswith("2") and examples_of(op, status)
-    }
+    with_examples = {op["operationId"] for op in operations() for status in op["responses"]
+                     if status.startswith("2") and examples_of(op, status)}
     assert with_examples <= compared, f"not compared with a real answer: {with_examples - compared}"
 
 
@@ -312,11 +288,8 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
         ("games_join", "409", {"already_seated", "seat_taken", "game_full", "game_not_open"}),
         ("games_start", "403", {"not_creator"}),
         ("games_start", "409", {"game_not_open", "seats_open"}),
-        (
-            "games_moves_create",
-            "409",
-            {"stale_version", "not_your_turn", "game_not_running", "seat_forfeited"},
-        ),
+        ("games_moves_create", "409",
+         {"stale_version", "not_your_turn", "game_not_running", "seat_forfeited"}),
         ("games_moves_create", "422", {"illegal_move", "idempotency_key_reused"}),
         ("games_replay", "409", {"game_not_over"}),
         ("tokens_create", "401", {"authentication_failed"}),
