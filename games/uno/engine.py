@@ -26,6 +26,7 @@ from .cards import (
     PLAYABLE,
     PLAYABLE_SETS,
     POINTS,
+    POINTS_2022,
     RANK_OF,
     REVERSE,
     SKIP,
@@ -527,7 +528,8 @@ def _clear_penalty(state: GameState) -> None:
 def _end_hand(state: GameState, winner: int) -> None:
     """Score the hand; deal the next one or finish the match. ``winner`` -1: turn cap hit."""
     opts = state.options
-    hand_points = [sum([POINTS[c] for c in hand]) for hand in state.hands]
+    table = POINTS_2022 if opts.start_2022 else POINTS
+    hand_points = [sum([table[c] for c in hand]) for hand in state.hands]
     points = sum(hand_points) if winner >= 0 else 0
     if winner >= 0:
         state._scores[winner] += points
