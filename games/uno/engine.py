@@ -1,4 +1,4 @@
-"""The rules engine: ``new_game``, ``legal_moves``, ``apply``, ``default_move``, ``replay``.
+"""The rules engine: ``new_game``, ``legal_moves``, ``apply``, ``default_move``.
 
 Design for speed: the state is mutated in place, cards are small ints, matching is a lookup in
 ``cards.PLAYABLE``, moves are interned objects from ``moves``, and ``legal_moves`` fills a
@@ -9,7 +9,6 @@ a random player costs one move generation per turn.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
 from random import Random
 from typing import Final
 
@@ -573,14 +572,6 @@ def default_move(state: GameState, seat: int) -> Move:
         best = max(range(4), key=lambda c: (counts[c], -c))  # most held, ties to R, Y, G, B
         return COLOR_MOVES[best]
     return ACCEPT_MOVE  # challenge window or stacked penalty: take the cards, never challenge
-
-
-def replay(options: Options, seed: int, moves: Sequence[tuple[int, Move]]) -> GameState:
-    """Rebuild a game from its options, seed and move log."""
-    state = new_game(options, seed)
-    for seat, move in moves:
-        apply(state, seat, move)
-    return state
 
 
 # --- explanations for illegal moves (error path only) --------------------------------------
