@@ -102,7 +102,7 @@ def choose_greedy(view: View, rng: random.Random) -> Move:
         best = max(_points(m["card"], rules_2022) for m in plays)
         plays = [m for m in plays if _points(m["card"], rules_2022) == best]
         return _best_variant(view, plays[rng.randrange(len(plays))]["card"], plays)
-    return _fallback(view, moves, challenge=False)
+    return _fallback(view, moves)
 
 
 # --- heuristic -----------------------------------------------------------------------------
@@ -121,8 +121,8 @@ def choose_heuristic(view: View, rng: random.Random) -> Move:
         if plays:  # a jump-in, or stacking the penalty onto the next seat: always worth it
             return _best_variant(view, plays[0]["card"], plays)
         if pending.get("type") == "challenge" and _challenge_pays(view):
-            return _find(moves, "challenge") or _fallback(view, moves, challenge=False)
-        return _fallback(view, moves, challenge=False)
+            return _find(moves, "challenge") or _fallback(view, moves)
+        return _fallback(view, moves)
     if plays:
         scored = [(_score(view, card), card) for card in sorted({m["card"] for m in plays})]
         score, card = max(scored)
@@ -134,7 +134,7 @@ def choose_heuristic(view: View, rng: random.Random) -> Move:
         draw = _find(moves, "draw")
         if draw:
             return draw
-    return _fallback(view, moves, challenge=False)
+    return _fallback(view, moves)
 
 
 # A play scoring below this is worse than drawing (a bluffed Wild Draw Four, a ruinous swap).
@@ -198,9 +198,10 @@ def _challenge_pays(view: View) -> bool:
     the previous colour (about a quarter of the coloured cards each), the colour itself being
     unknown from the view."""
     pending = view["pending"]
-    held = view["hand_counts"][pending["player"]]
+    held: int = view["hand_counts"][pending["player"]]
     p_bluff = 1 - (1 - _COLOR_SHARE) ** held
-    return p_bluff > 2 / (pending["penalty"] + 2)
+    penalty: int = pending["penalty"]
+    return p_bluff > 2 / (penalty + 2)
 
 
 _COLOR_SHARE = 25 / 108
@@ -222,13 +223,13 @@ def _best_variant(view: View, card: str, plays: Sequence[Move]) -> Move:
     return max(options, key=rank)
 
 
-def _fallback(view: View, moves: Sequence[Move], *, challenge: bool) -> Move:
-    """No play chosen: the first colour held most, draw, keep or accept (challenge if asked)."""
+def _fallback(view: View, moves: Sequence[Move]) -> Move:
+    """No play chosen: the first colour held most, else draw, keep or accept."""
     colors = [m for m in moves if m["type"] == "color"]
     if colors:
         counts = _color_counts(view["hand"])
         return max(colors, key=lambda m: counts[m["color"]])
-    for kind in ("challenge" if challenge else "accept", "draw", "keep", "accept"):
+    for kind in ("accept", "draw", "keep"):
         move = _find(moves, kind)
         if move:
             return move

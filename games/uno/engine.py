@@ -61,7 +61,7 @@ from .state import CHALLENGE, CHOOSE_COLOR, DRAWN, OVER, PLAY, STACK, GameState
 
 HAND_SIZE: Final = 7
 # Every hand ends: after this many applied moves in one hand it stops with no winner and no
-# points (random players need a few hundred at most; only a stalled table gets here).
+# points (sensible random players stay under 1,000, see docs/rules.md; a stalled table gets here).
 HAND_MOVE_CAP: Final = 5000
 # Every match ends: after this many hands the highest score wins (None on a tie).
 MAX_HANDS: Final = 1000
@@ -200,7 +200,10 @@ def _draw(state: GameState, seat: int, count: int) -> int:
 
 # --- legal moves ---------------------------------------------------------------------------
 def legal_moves(state: GameState, seat: int) -> list[Move]:
-    """Every legal move for ``seat`` now, in-turn and out-of-turn (catch, uno, jump-in)."""
+    """Every legal move for ``seat`` now, in-turn and out-of-turn (catch, uno, jump-in).
+
+    A held Wild Draw Four is offered even as a bluff (legal; only a challenge punishes it):
+    ``helpers.is_bluff`` tells it apart, ``helpers.honest_moves`` leaves it out."""
     # The cache (validating ``apply``) is a tuple, so the list handed out can be the freshly
     # built one: callers may mutate it without touching the cache, and no copy is made.
     move_count = state._move_count

@@ -235,6 +235,12 @@ def test_random_move_plays_rather_than_draws_and_takes_free_actions_first() -> N
     assert random_move(json_moves, rng) == {"type": "uno"}
 
 
+def test_card_color_names_a_cards_colour_and_none_for_a_wild() -> None:
+    assert [uno.card_color(c) for c in ("R7", "YS", "GR", "BD", "W", "W4")] == [
+        "red", "yellow", "green", "blue", None, None
+    ]
+
+
 def test_random_move_refuses_an_empty_list() -> None:
     with pytest.raises(UnoError):
         random_move([], random.Random(0))
