@@ -24,8 +24,10 @@ scaling at 16 concurrent calls where httpx fell back.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
+import math
 import socket
 import threading
 import time
@@ -199,6 +201,10 @@ class BotTransport:
         loop = asyncio.get_running_loop()
         session = self._sessions.get(loop)
         if session is None or session.closed:
+            # A caller that ran a loop per call (asyncio.run) left a pool behind on each: drop
+            # those of closed loops so they can be collected. Prefer post_sync or one loop.
+            for stale in [other for other in self._sessions if other.is_closed()]:
+                self._sessions.pop(stale, None)
             connector = aiohttp.TCPConnector(
                 resolver=_GuardedResolver(allow_private=self.allow_private),
                 limit=_LIMIT,
@@ -238,7 +244,7 @@ class BotTransport:
             "Accept-Encoding": "identity",
             **signing.headers_for(secrets, msg_id, int(time.time()), body),
         }
-        deadline = min(max(float(timeout), 0.001), self.max_timeout)
+        deadline = self._deadline(timeout)
         try:
             target = self._checked_url(url)
             async with asyncio.timeout(deadline):
@@ -261,12 +267,21 @@ class BotTransport:
             detail = f"unexpected failure: {type(exc).__name__}: {exc}"
             return _result(started, error="reset", detail=detail[:500])
 
+    def _deadline(self, timeout: float) -> float:
+        """The call's deadline in seconds: at most ``max_timeout``, nonsense counts as that."""
+        deadline = float(timeout)
+        if not math.isfinite(deadline) or deadline > self.max_timeout:
+            deadline = self.max_timeout
+        return max(deadline, 0.001)
+
     def _checked_url(self, url: str) -> URL:
         guard.check_url(url)
         target = URL(url)
         host = target.raw_host or ""
-        if guard.parse_ip(host) is not None:
-            # aiohttp connects to IP literals without asking the resolver: check them here.
+        # aiohttp connects without asking the resolver to any host that looks like an IP
+        # address (a colon, or only digits and dots): every such host is checked here, and one
+        # we cannot read as an address is refused rather than handed to the OS to interpret.
+        if ":" in host or host.replace(".", "").isdigit() or guard.parse_ip(host) is not None:
             guard.check_ip(host, allow_private=self.allow_private)
         return target
 
@@ -321,7 +336,11 @@ class BotTransport:
             self.post(url, payload, secrets=secrets, timeout=timeout), self._loop()
         )
         # The call has its own deadline; the margin only guards against a wedged loop.
-        return future.result(timeout=min(float(timeout), self.max_timeout) + 5.0)
+        try:
+            return future.result(timeout=self._deadline(timeout) + 5.0)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise
 
     # -- shutdown -------------------------------------------------------------------------------
 

@@ -171,6 +171,15 @@ def test_a_call_after_a_timed_out_one_gets_a_fresh_answer(
     assert after.ok and after.body == {"move": LEGAL[0]}
 
 
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), 0, -1])
+def test_a_nonsense_timeout_still_ends_the_call(fault_bot: FaultServer, timeout: float) -> None:
+    capped = BotTransport(allow_private=True, max_timeout=SHORT)
+    try:
+        assert call(capped, fault_bot.url_for("hang"), timeout=timeout).error == "timeout"
+    finally:
+        capped.close()
+
+
 def test_the_timeout_is_capped_by_the_maximum(fault_bot: FaultServer) -> None:
     capped = BotTransport(allow_private=True, max_timeout=SHORT)
     try:
@@ -212,6 +221,8 @@ def test_without_allow_private_a_loopback_bot_is_blocked_and_never_called(
         "http://0.0.0.0:80/",
         "http://[::]:80/",
         "http://224.0.0.1/",
+        "http://1.2.3.4.5/",  # looks numeric to aiohttp (no DNS), is no address: refused
+        "http://[fe80::1%25eth0]/",
     ],
 )
 def test_special_addresses_are_blocked_even_with_allow_private(
