@@ -28,6 +28,7 @@ import concurrent.futures
 import json
 import logging
 import math
+import os
 import socket
 import threading
 import time
@@ -194,35 +195,49 @@ class BotTransport:
         self._lock = threading.Lock()
         self._thread_loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
 
     # -- sessions -------------------------------------------------------------------------------
 
+    def _forked(self) -> None:
+        """After a fork (Celery's prefork pool) the parent's loop thread and pooled sockets
+        are not ours: start afresh rather than wait on a thread that does not exist here."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._sessions = weakref.WeakKeyDictionary()
+            self._thread_loop = self._thread = None
+
     def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            # A caller that ran a loop per call (asyncio.run) left a pool behind on each: drop
-            # those of closed loops so they can be collected. Prefer post_sync or one loop.
-            for stale in [other for other in self._sessions if other.is_closed()]:
-                self._sessions.pop(stale, None)
-            connector = aiohttp.TCPConnector(
-                resolver=_GuardedResolver(allow_private=self.allow_private),
-                limit=_LIMIT,
-                limit_per_host=_LIMIT_PER_HOST,
-                keepalive_timeout=_KEEPALIVE_SECONDS,
-                ttl_dns_cache=_DNS_CACHE_SECONDS,
-            )
-            session = aiohttp.ClientSession(
-                connector=connector,
-                trust_env=False,  # no proxy from the environment: we connect where we checked
-                auto_decompress=False,
-                cookie_jar=aiohttp.DummyCookieJar(),  # a bot cannot set state for another
-                timeout=aiohttp.ClientTimeout(total=None),  # our own deadline governs
-                headers={"User-Agent": user_agent()},
-                skip_auto_headers=("Accept-Encoding",),
-            )
-            self._sessions[loop] = session
-        return session
+        with self._lock:
+            self._forked()
+            session = self._sessions.get(loop)
+            if session is None or session.closed:
+                session = self._new_session()
+                # A caller that ran a loop per call (asyncio.run) left a pool on each: drop
+                # those of closed loops so they can be collected. Prefer post_sync or one loop.
+                for stale in [other for other in self._sessions if other.is_closed()]:
+                    self._sessions.pop(stale, None)
+                self._sessions[loop] = session
+            return session
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(
+            resolver=_GuardedResolver(allow_private=self.allow_private),
+            limit=_LIMIT,
+            limit_per_host=_LIMIT_PER_HOST,
+            keepalive_timeout=_KEEPALIVE_SECONDS,
+            ttl_dns_cache=_DNS_CACHE_SECONDS,
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            trust_env=False,  # no proxy from the environment: we connect where we checked
+            auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),  # a bot cannot set state for another
+            timeout=aiohttp.ClientTimeout(total=None),  # our own deadline governs
+            headers={"User-Agent": user_agent()},
+            skip_auto_headers=("Accept-Encoding",),
+        )
 
     # -- calls ----------------------------------------------------------------------------------
 
@@ -314,6 +329,7 @@ class BotTransport:
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
+            self._forked()
             if self._thread_loop is None or self._thread_loop.is_closed():
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(

@@ -259,3 +259,25 @@ def test_concurrent_async_calls_all_complete(fault_bot: FaultServer) -> None:
 
     results = asyncio.run(run())
     assert [r.error for r in results] == [None] * 12 + ["timeout"] * 2 + ["status"] * 2
+
+
+def _call_in_child(transport: BotTransport, url: str, answers: Any) -> None:
+    result = transport.post_sync(url, TURN, secrets=[ALICE_SECRET], timeout=2)
+    answers.put((result.error, result.body))
+
+
+def test_a_forked_worker_calls_on_a_loop_of_its_own(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    """Celery's prefork pool forks after the parent may have used the transport: the child
+    must not wait on the parent's loop thread, which does not exist in the child."""
+    import multiprocessing
+
+    assert call(transport, fault_bot.url).ok  # the parent's loop thread is running now
+    fork = multiprocessing.get_context("fork")
+    answers = fork.Queue()
+    child = fork.Process(target=_call_in_child, args=(transport, fault_bot.url, answers))
+    child.start()
+    child.join(30)
+    assert child.exitcode == 0
+    assert answers.get(timeout=5) == (None, {"move": LEGAL[0]})
