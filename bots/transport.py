@@ -172,6 +172,23 @@ def _parse_json(raw: bytes) -> tuple[bool, Any, str]:
         return False, None, "the body is not JSON: nested too deeply"
 
 
+@lru_cache(maxsize=4096)  # only accepted URLs are remembered: a refusal raises
+def _checked_url(url: str, allow_private: bool) -> URL:
+    """The parsed URL after the syntax check, and the address check for IP literals."""
+    guard.check_url(url)
+    try:
+        target = URL(url)
+    except (ValueError, TypeError) as exc:  # what urlsplit accepted but aiohttp's parser not
+        raise guard.BadBotUrl(f"the URL is malformed: {exc}") from None
+    host = target.raw_host or ""
+    # aiohttp connects without asking the resolver to any host that looks like an IP
+    # address (a colon, or only digits and dots): every such host is checked here, and one
+    # we cannot read as an address is refused rather than handed to the OS to interpret.
+    if ":" in host or host.replace(".", "").isdigit() or guard.parse_ip(host) is not None:
+        guard.check_ip(host, allow_private=allow_private)
+    return target
+
+
 class BotTransport:
     """Signed, guarded POSTs to bots with pooled keep-alive connections (one pool per loop)."""
 
@@ -290,15 +307,8 @@ class BotTransport:
         return max(deadline, 0.001)
 
     def _checked_url(self, url: str) -> URL:
-        guard.check_url(url)
-        target = URL(url)
-        host = target.raw_host or ""
-        # aiohttp connects without asking the resolver to any host that looks like an IP
-        # address (a colon, or only digits and dots): every such host is checked here, and one
-        # we cannot read as an address is refused rather than handed to the OS to interpret.
-        if ":" in host or host.replace(".", "").isdigit() or guard.parse_ip(host) is not None:
-            guard.check_ip(host, allow_private=self.allow_private)
-        return target
+        # Parsing and checking cost more than signing; a bot's URL is called every turn.
+        return _checked_url(url, self.allow_private)
 
     async def _exchange(
         self, started: float, target: URL, body: bytes, headers: dict[str, str]
