@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import struct
 import threading
 from dataclasses import dataclass, field
@@ -91,6 +92,7 @@ class FaultServer:
     drip_interval: float = 0.05
     huge_size: int = 10 * 1024 * 1024
     host: str = "127.0.0.1"
+    tls: ssl.SSLContext | None = None  # serve https with this context
     requests: list[RecordedRequest] = field(default_factory=list)
     calls: int = 0
     connections: int = 0
@@ -125,7 +127,7 @@ class FaultServer:
 
     async def _start(self) -> None:
         self._stopping = asyncio.Event()
-        self._server = await asyncio.start_server(self._handle, self.host, 0)
+        self._server = await asyncio.start_server(self._handle, self.host, 0, ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:
@@ -156,7 +158,8 @@ class FaultServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://{self.host}:{self.port}/"
 
     def url_for(self, mode: str) -> str:
         return f"{self.url}{mode}"

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import ssl
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -281,3 +285,43 @@ def test_a_forked_worker_calls_on_a_loop_of_its_own(
     child.join(30)
     assert child.exitcode == 0
     assert answers.get(timeout=5) == (None, {"move": LEGAL[0]})
+
+
+def test_the_host_header_keeps_the_name_while_the_checked_address_is_dialled(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    assert call(transport, f"http://localhost:{fault_bot.port}/").ok
+    assert fault_bot.requests[0].headers["host"] == f"localhost:{fault_bot.port}"
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_an_https_bot_with_an_untrusted_certificate_is_not_called(
+    transport: BotTransport, tmp_path: Path
+) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    with FaultServer(tls=context) as bot:
+        result = call(transport, f"https://localhost:{bot.port}/")
+        assert result.error == "connect" and "certificate" in result.detail.lower()
+        assert bot.calls == 0
