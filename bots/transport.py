@@ -89,6 +89,32 @@ def user_agent() -> str:
     return f"UnoArena/{version} (bot-protocol {PROTOCOL_VERSION})"
 
 
+# getaddrinfo blocks a thread until the name's DNS answers, whatever the call's deadline: a
+# pool of their own keeps slow names (a bot owner's choice) from starving the loop's default
+# executor. Names answered recently come from aiohttp's cache and need no thread.
+_DNS_THREADS = 16
+_dns_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_dns_pool_lock = threading.Lock()
+
+
+def _dns_executor() -> concurrent.futures.ThreadPoolExecutor:
+    global _dns_pool
+    with _dns_pool_lock:
+        if _dns_pool is None:
+            _dns_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=_DNS_THREADS, thread_name_prefix="bot-dns"
+            )
+        return _dns_pool
+
+
+def _reset_dns_pool_after_fork() -> None:
+    global _dns_pool, _dns_pool_lock
+    _dns_pool, _dns_pool_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_dns_pool_after_fork)
+
+
 class _GuardedResolver(AbstractResolver):
     """aiohttp resolver that only ever hands the connector addresses the guard accepted."""
 
@@ -100,7 +126,7 @@ class _GuardedResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         loop = asyncio.get_running_loop()
         addresses = await loop.run_in_executor(
-            None, partial(guard.resolve, host, port, allow_private=self._allow_private)
+            _dns_executor(), partial(guard.resolve, host, port, allow_private=self._allow_private)
         )
         return [
             {
