@@ -16,9 +16,15 @@ Nothing else in the project opens a connection to a user-supplied address. Every
 A bot's failure is never an exception: ``post`` returns a ``CallResult`` whose ``error`` is one
 of ``ERROR_KINDS``. Judging the answer (is the move legal?) is the caller's job.
 
-aiohttp was measured against requests and httpx before choosing it (docs in the report for
-issue 10): with keep-alive it made 3-4x more sequential round trips per second, and it kept
-scaling at 16 concurrent calls where httpx fell back.
+Use: ``default_transport().post_sync(...)`` from synchronous code (views, Celery tasks; the calls
+run on the transport's own loop thread, which a forked worker restarts for itself), or
+``await transport.post(...)`` from a long-lived event loop (``await transport.aclose()`` before
+the loop ends). A loop per call (``asyncio.run`` each time) works but pools nothing.
+
+The client library was chosen by measurement (issue 10): sequential keep-alive round trips to
+a local server ran at about 3,000/s with aiohttp's client, 800/s with requests and 700/s with
+httpx's async client; at 16 concurrent calls aiohttp reached 5,000-7,000/s where httpx fell to
+300-500/s. ``bench/roundtrip.py`` compares this transport with a bare aiohttp client.
 """
 
 from __future__ import annotations
