@@ -142,6 +142,13 @@ def test_each_fault_is_the_right_error_kind(
     assert (result.error, result.ok) == (kind, False), result.detail
 
 
+def test_a_reply_just_inside_the_deadline_is_taken(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    result = call(transport, fault_bot.url_for("slow/0.05"), timeout=5)
+    assert result.ok and result.body == {"move": LEGAL[0]}
+
+
 def test_a_refused_connection_is_a_connect_error(transport: BotTransport, refused: str) -> None:
     result = call(transport, refused)
     assert result.error == "connect" and result.status is None
