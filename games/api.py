@@ -23,12 +23,13 @@ from rest_framework import generics, status
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
+from rest_framework.throttling import BaseThrottle
 from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
 from arena.api_errors import RETRY_AFTER, error_body, error_responses
 from arena.strict import StrictPageNumberPagination, query_bool
+from arena.throttling import FailOpenScopedRateThrottle
 from games import clock, examples, notify, selectors, services
 from games import uno as engine
 from games.errors import (
@@ -396,7 +397,7 @@ class GameMovesApi(generics.GenericAPIView):
         # Only playing is rate limited; reading the public log is not.
         if self.request.method == "POST":
             self.throttle_scope = "move"
-            return [ScopedRateThrottle()]
+            return [FailOpenScopedRateThrottle()]
         return []
 
     @extend_schema(

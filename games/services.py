@@ -10,6 +10,7 @@ Every change bumps ``Game.version`` by one and is recorded under that version: a
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
+from arena import metrics
 from games import clock, notify, rows
 from games import uno as engine
 from games.errors import (
@@ -50,6 +52,8 @@ from games.models import (
     MoveSource,
     Seat,
 )
+
+log = logging.getLogger(__name__)
 
 # Moves a seat may make while another seat is awaited; the engine decides if they are legal.
 _OUT_OF_TURN_TYPES = frozenset({"catch", "uno"})
@@ -488,7 +492,17 @@ def _schedule_turn_clock_check(game: Game) -> None:
     def schedule() -> None:
         from games.tasks import turn_clock_check
 
-        turn_clock_check.apply_async((game_id, version), countdown=countdown)
+        try:
+            turn_clock_check.apply_async((game_id, version), countdown=countdown)
+        except Exception as exc:
+            # The change is committed: nothing after the commit may turn it into an error (a
+            # 500 for a stored move, then a 409 for its retry). The periodic sweep (celery
+            # beat) and the lazy check on every read settle this clock instead.
+            metrics.incr(metrics.TURN_CLOCK_SCHEDULE_ERRORS)
+            log.warning(
+                "turn clock of game %s (version %s) left to the sweep: could not schedule its "
+                "check (%s: %s)", game_id, version, type(exc).__name__, exc,
+            )
 
     transaction.on_commit(schedule)
 
