@@ -146,7 +146,13 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CACHE_URL = env.url("CACHE_URL", ("redis", "rediss"))
 if CACHE_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            # An unreachable cache is told within a second, not after the kernel's timeouts:
+            # the throttles then fail open (arena/throttling.py) instead of holding a thread.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -166,9 +172,32 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The queue the web processes send to and workers read; deployments sharing a Redis each
 # need their own.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", "celery")
-# Each turn's clock is checked by a task scheduled for its deadline; this sweep (run by
-# ``celery beat``) catches a table whose task was lost, so none stays frozen for long.
+# How long Redis keeps a task a worker took but has not acknowledged (every countdown is one)
+# before giving it to another worker: a countdown longer than this runs twice or more.
+BROKER_VISIBILITY_TIMEOUT = env.int("BROKER_VISIBILITY_TIMEOUT", 3600, minimum=60)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
+    # An unreachable broker is told at once, not after the kernel's connect timeout (a move
+    # that schedules its turn clock waits for it).
+    "socket_connect_timeout": 2,
+}
+# Publishing retries once (a pooled connection may be stale after a Redis restart), then
+# gives up: the turn clock it was for is left to the sweep.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1,
+}
+# Each turn's clock is checked by a task scheduled for its deadline when the turn is at most
+# TURN_CLOCK_TASK_MAX_SECONDS long. A longer turn gets no task (a countdown of hours would sit
+# in a worker's memory and in Redis for hours, and outlive the visibility timeout): the sweep
+# (run by ``celery beat``) settles it, within TURN_CLOCK_SWEEP_SECONDS of its deadline. The
+# sweep also catches a table whose task was lost, so none stays frozen for long.
 TURN_CLOCK_SWEEP_SECONDS = env.int("TURN_CLOCK_SWEEP_SECONDS", 30, minimum=1)
+TURN_CLOCK_TASK_MAX_SECONDS = env.int("TURN_CLOCK_TASK_MAX_SECONDS", 300, minimum=0)
+if TURN_CLOCK_TASK_MAX_SECONDS * 2 > BROKER_VISIBILITY_TIMEOUT:
+    raise ImproperlyConfigured(
+        "TURN_CLOCK_TASK_MAX_SECONDS must be at most half of BROKER_VISIBILITY_TIMEOUT: a "
+        "longer countdown is given to a second worker before it runs."
+    )
 CELERY_BEAT_SCHEDULE = {
     "turn-clock-sweep": {
         "task": "games.tasks.turn_clock_sweep",
