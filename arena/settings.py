@@ -206,6 +206,12 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- Long polls (games/waits.py) -----------------------------------------------------------
+# Each waiting request holds a web thread: keep these well below the threads of a web process
+# (docker-compose.yml and the Dockerfile run 16), so moves and /healthz/ always find one.
+LONG_POLL_MAX_PER_PROCESS = env.int("LONG_POLL_MAX_PER_PROCESS", 8, minimum=1)
+LONG_POLL_MAX_PER_USER = env.int("LONG_POLL_MAX_PER_USER", 4, minimum=1)
+
 # --- Auth and passwords -------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

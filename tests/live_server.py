@@ -97,3 +97,27 @@ def call(
         return response.status, body, dict(response.getheaders())
     finally:
         conn.close()
+
+
+def start_a_game(port: int, alice_key: str, bob_key: str) -> dict[str, Any]:
+    """A running two-seat single-hand game (a minute a turn) made through the API."""
+    status, game, _ = call(port, "POST", "/api/games/", key=alice_key, body={
+        "seats": 2, "turn_seconds": 60, "options": {"single_hand": True}})
+    assert status == 201, game
+    assert call(port, "POST", f"/api/games/{game['id']}/join/", key=bob_key)[0] == 200
+    status, started, _ = call(port, "POST", f"/api/games/{game['id']}/start/", key=alice_key)
+    assert status == 200, started  # arms the first turn's clock
+    return started
+
+
+def play_one_move(
+    port: int, game_id: int, keys: list[str], query: str = ""
+) -> tuple[int, Any]:
+    """The awaited seat (``keys`` by seat) plays its first legal move: (status, body)."""
+    view = call(port, "GET", f"/api/games/{game_id}/view/", key=keys[0])[1]
+    seat = view["view"]["awaiting"]
+    view = call(port, "GET", f"/api/games/{game_id}/view/", key=keys[seat])[1]
+    move = view["view"]["legal_moves"][0]
+    status, body, _ = call(port, "POST", f"/api/games/{game_id}/moves/{query}", key=keys[seat],
+                           body={"version": view["version"], "move": move})
+    return status, body

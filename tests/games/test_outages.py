@@ -10,29 +10,9 @@ import pytest
 
 from arena.accounts.services import token_create
 from games.models import MoveRecord
-from tests.live_server import call, free_port, live_server
+from tests.live_server import call, free_port, live_server, play_one_move, start_a_game
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _start_a_game(port: int, alice_key: str, bob_key: str) -> dict[str, Any]:
-    status, game, _ = call(port, "POST", "/api/games/", key=alice_key, body={
-        "seats": 2, "turn_seconds": 60, "options": {"single_hand": True}})
-    assert status == 201, game
-    assert call(port, "POST", f"/api/games/{game['id']}/join/", key=bob_key)[0] == 200
-    status, started, _ = call(port, "POST", f"/api/games/{game['id']}/start/", key=alice_key)
-    assert status == 200, started  # arms the first turn's clock
-    return started
-
-
-def _play_one_move(port: int, game_id: int, keys: list[str]) -> tuple[int, Any]:
-    view = call(port, "GET", f"/api/games/{game_id}/view/", key=keys[0])[1]
-    seat = view["view"]["awaiting"]
-    view = call(port, "GET", f"/api/games/{game_id}/view/", key=keys[seat])[1]
-    move = view["view"]["legal_moves"][0]
-    status, body, _ = call(port, "POST", f"/api/games/{game_id}/moves/", key=keys[seat],
-                           body={"version": view["version"], "move": move})
-    return status, body
 
 
 def test_a_move_is_answered_as_played_when_the_broker_is_unreachable(
@@ -41,8 +21,8 @@ def test_a_move_is_answered_as_played_when_the_broker_is_unreachable(
     keys = [token_create(user=alice)[1], token_create(user=bob)[1]]
     closed = free_port()
     with live_server({"CELERY_BROKER_URL": f"redis://127.0.0.1:{closed}/0"}) as port:
-        game = _start_a_game(port, *keys)
-        status, body = _play_one_move(port, game["id"], keys)
+        game = start_a_game(port, *keys)
+        status, body = play_one_move(port, game["id"], keys)
         assert status == 201, body
         assert MoveRecord.objects.filter(game_id=game["id"]).count() == 1
         counters = call(port, "GET", "/healthz/")[1]["counters"]
@@ -54,8 +34,8 @@ def test_rate_limits_fail_open_when_the_cache_is_unreachable(alice: Any, bob: An
     keys = [token_create(user=alice)[1], token_create(user=bob)[1]]
     closed = free_port()
     with live_server({"CACHE_URL": f"redis://127.0.0.1:{closed}/1"}) as port:
-        game = _start_a_game(port, *keys)
-        status, body = _play_one_move(port, game["id"], keys)
+        game = start_a_game(port, *keys)
+        status, body = play_one_move(port, game["id"], keys)
         assert status == 201, body
         status, body, _ = call(port, "POST", "/api/tokens/", key=keys[0], body={})
         assert status == 201, body
