@@ -157,6 +157,9 @@ if CACHE_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# A finished game's replay is built once and kept this long in the cache (games/selectors.py).
+REPLAY_CACHE_SECONDS = env.int("REPLAY_CACHE_SECONDS", 3600, minimum=1)
+
 # --- Celery -------------------------------------------------------------------------------
 # Without a broker, tasks run in-process (eager), so the embedded default needs no Redis.
 CELERY_BROKER_URL = env.url("CELERY_BROKER_URL", ("redis", "rediss", "memory"))
@@ -259,6 +262,7 @@ REST_FRAMEWORK = {
         "signup": env.rate("THROTTLE_SIGNUP", "20/hour"),
         "token": env.rate("THROTTLE_TOKEN", "60/hour"),
         "move": env.rate("THROTTLE_MOVE", "6000/minute"),
+        "replay": env.rate("THROTTLE_REPLAY", "30/minute"),
     },
     # Rate limits count per client address, which is REMOTE_ADDR unless this many proxies of
     # our own sit in front (each appends to X-Forwarded-For; anything further left is the

@@ -690,13 +690,17 @@ class GameEventsApi(APIView):
 
 
 class GameReplayApi(APIView):
+    # Even cached, a long replay is a big answer: each user gets so many a minute.
+    throttle_scope = "replay"
+    throttle_classes = [FailOpenScopedRateThrottle]
+
     @extend_schema(
         operation_id="games_replay",
         tags=GAMES,
         summary="Full replay of a finished game",
         description="Seed, every move, the deal of every hand and the final state. Players "
         "only, once the game is over (409 `game_not_over` before). `?download=1` serves it "
-        "as a JSON file attachment.",
+        "as a JSON file attachment. Rate limited per user (429 with `Retry-After`).",
         parameters=[
             GAME_ID,
             OpenApiParameter("download", OpenApiTypes.BOOL, required=False),
@@ -708,6 +712,7 @@ class GameReplayApi(APIView):
                 ],
                 response=[200],
             ),
+            RETRY_AFTER,
         ],
         responses={
             200: OpenApiResponse(
@@ -721,7 +726,7 @@ class GameReplayApi(APIView):
                     _example("Aborted before the deal", examples.REPLAY_ABORTED),
                 ],
             ),
-            **error_responses(400, 401, 403, 404, 409, raises=[
+            **error_responses(400, 401, 403, 404, 409, 429, raises=[
                 NotAPlayer(), GameNotOver(),
             ]),
         },
@@ -729,7 +734,7 @@ class GameReplayApi(APIView):
     def get(self, request: Request, id: int) -> Response:
         game = _game_or_404(id)
         selectors.seat_of_or_403(game=game, user=request.user)
-        response = Response(selectors.game_replay(game=game))
+        response = Response(selectors.game_replay_cached(game=game))
         if query_bool(request.query_params, "download"):
             response["Content-Disposition"] = f'attachment; filename="uno-game-{game.pk}.json"'
         return response
