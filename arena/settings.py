@@ -146,10 +146,19 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 CACHE_URL = env.url("CACHE_URL", ("redis", "rediss"))
 if CACHE_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            # An unreachable cache is told within a second, not after the kernel's timeouts:
+            # the throttles then fail open (arena/throttling.py) instead of holding a thread.
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# A finished game's replay is built once and kept this long in the cache (games/selectors.py).
+REPLAY_CACHE_SECONDS = env.int("REPLAY_CACHE_SECONDS", 3600, minimum=1)
 
 # --- Celery -------------------------------------------------------------------------------
 # Without a broker, tasks run in-process (eager), so the embedded default needs no Redis.
@@ -166,9 +175,32 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The queue the web processes send to and workers read; deployments sharing a Redis each
 # need their own.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", "celery")
-# Each turn's clock is checked by a task scheduled for its deadline; this sweep (run by
-# ``celery beat``) catches a table whose task was lost, so none stays frozen for long.
+# How long Redis keeps a task a worker took but has not acknowledged (every countdown is one)
+# before giving it to another worker: a countdown longer than this runs twice or more.
+BROKER_VISIBILITY_TIMEOUT = env.int("BROKER_VISIBILITY_TIMEOUT", 3600, minimum=60)
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
+    # An unreachable broker is told at once, not after the kernel's connect timeout (a move
+    # that schedules its turn clock waits for it).
+    "socket_connect_timeout": 2,
+}
+# Publishing retries once (a pooled connection may be stale after a Redis restart), then
+# gives up: the turn clock it was for is left to the sweep.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1,
+}
+# Each turn's clock is checked by a task scheduled for its deadline when the turn is at most
+# TURN_CLOCK_TASK_MAX_SECONDS long. A longer turn gets no task (a countdown of hours would sit
+# in a worker's memory and in Redis for hours, and outlive the visibility timeout): the sweep
+# (run by ``celery beat``) settles it, within TURN_CLOCK_SWEEP_SECONDS of its deadline. The
+# sweep also catches a table whose task was lost, so none stays frozen for long.
 TURN_CLOCK_SWEEP_SECONDS = env.int("TURN_CLOCK_SWEEP_SECONDS", 30, minimum=1)
+TURN_CLOCK_TASK_MAX_SECONDS = env.int("TURN_CLOCK_TASK_MAX_SECONDS", 300, minimum=0)
+if TURN_CLOCK_TASK_MAX_SECONDS * 2 > BROKER_VISIBILITY_TIMEOUT:
+    raise ImproperlyConfigured(
+        "TURN_CLOCK_TASK_MAX_SECONDS must be at most half of BROKER_VISIBILITY_TIMEOUT: a "
+        "longer countdown is given to a second worker before it runs."
+    )
 CELERY_BEAT_SCHEDULE = {
     "turn-clock-sweep": {
         "task": "games.tasks.turn_clock_sweep",
@@ -184,6 +216,11 @@ CELERY_BEAT_SCHEDULE = {
 BOTS_ALLOW_PRIVATE = env.bool("BOTS_ALLOW_PRIVATE", not PRODUCTION)
 # The longest a table may give a bot to answer one call (connect, send and read together).
 BOTS_MAX_TIMEOUT_SECONDS = env.int("BOTS_MAX_TIMEOUT_SECONDS", 10, minimum=1)
+# --- Long polls (games/waits.py) -----------------------------------------------------------
+# Each waiting request holds a web thread: keep these well below the threads of a web process
+# (docker-compose.yml and the Dockerfile run 16), so moves and /healthz/ always find one.
+LONG_POLL_MAX_PER_PROCESS = env.int("LONG_POLL_MAX_PER_PROCESS", 8, minimum=1)
+LONG_POLL_MAX_PER_USER = env.int("LONG_POLL_MAX_PER_USER", 4, minimum=1)
 
 # --- Auth and passwords -------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
@@ -232,6 +269,7 @@ REST_FRAMEWORK = {
         "signup": env.rate("THROTTLE_SIGNUP", "20/hour"),
         "token": env.rate("THROTTLE_TOKEN", "60/hour"),
         "move": env.rate("THROTTLE_MOVE", "6000/minute"),
+        "replay": env.rate("THROTTLE_REPLAY", "30/minute"),
     },
     # Rate limits count per client address, which is REMOTE_ADDR unless this many proxies of
     # our own sit in front (each appends to X-Forwarded-For; anything further left is the

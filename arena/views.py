@@ -5,6 +5,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
+from arena import metrics
+
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
@@ -13,7 +15,10 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
-    """Liveness and database reachability, for load balancers and docker-compose."""
+    """Liveness and database reachability, for load balancers and docker-compose, with this
+    process's counters of degraded operation (``arena.metrics``)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
-    return JsonResponse({"status": "ok", "database": connection.vendor})
+    return JsonResponse(
+        {"status": "ok", "database": connection.vendor, "counters": metrics.snapshot()}
+    )

@@ -23,13 +23,14 @@ from rest_framework import generics, status
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import BaseThrottle, ScopedRateThrottle
+from rest_framework.throttling import BaseThrottle
 from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
 from arena.api_errors import RETRY_AFTER, error_body, error_responses
 from arena.strict import StrictPageNumberPagination, query_bool
-from games import clock, examples, notify, selectors, services
+from arena.throttling import FailOpenScopedRateThrottle
+from games import clock, examples, notify, selectors, services, waits
 from games import uno as engine
 from games.errors import (
     AlreadySeated,
@@ -291,12 +292,15 @@ class GameViewApi(APIView):
         "counts, top card, whose decision is awaited, your legal moves) plus the game's "
         "`version` to send with your move. Sends an `ETag`; with `If-None-Match` you get a "
         "304 until something changes. Add `wait` (seconds, up to 25) to hold the request "
-        "until something changes: the cheapest way for a bot to wait for its turn.",
+        "until something changes: the cheapest way for a bot to wait for its turn. Waiting "
+        "requests are capped per user and per server process: over a cap, a `wait` is a 429 "
+        "`too_many_waits` with `Retry-After`.",
         parameters=[
             GAME_ID,
             ViewQuery,
             OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False),
             _etag(200, 304),
+            RETRY_AFTER,
         ],
         responses={
             200: OpenApiResponse(
@@ -305,18 +309,20 @@ class GameViewApi(APIView):
                 examples=[_example("Your turn", examples.VIEW_EXAMPLE)],
             ),
             304: OpenApiResponse(description="Not modified since the ETag you sent."),
-            **error_responses(400, 401, 403, 404, raises=[
+            **error_responses(400, 401, 403, 404, 429, raises=[
                 ValidationError({"wait": ["Ensure this value is less than or equal to 25."]}),
                 NotAPlayer(),
+                waits.TooManyWaits(),
             ]),
         },
     )
     def get(self, request: Request, id: int) -> HttpResponse:
         wait, until_turn = _wait_query(ViewQuery, request)
         known = _if_none_match(request)
-        seat = selectors.seat_view_wait(
-            game_id=id, user=request.user, known=known, wait=wait, until_turn=until_turn
-        )
+        with waits.slot_or_429(request.user.pk, wait):
+            seat = selectors.seat_view_wait(
+                game_id=id, user=request.user, known=known, wait=wait, until_turn=until_turn
+            )
         game = seat.game
         etag = selectors.view_etag(game=game, seat=seat.index)
         if etag in known or "*" in known:  # "*": any view you have (RFC 9110)
@@ -396,7 +402,7 @@ class GameMovesApi(generics.GenericAPIView):
         # Only playing is rate limited; reading the public log is not.
         if self.request.method == "POST":
             self.throttle_scope = "move"
-            return [ScopedRateThrottle()]
+            return [FailOpenScopedRateThrottle()]
         return []
 
     @extend_schema(
@@ -450,7 +456,9 @@ class GameMovesApi(generics.GenericAPIView):
             "With `wait`, the answer comes when the game changes again after your move (or "
             "when the wait ends), carrying your view at that version: a bot can play a whole "
             "game with one request per move. If the next decision is yours anyway (a Skip, "
-            "a drawn card to play or keep) it answers at once."
+            "a drawn card to play or keep) it answers at once. Over the cap on waiting "
+            "requests (per user and per server process) the move is played and answered at "
+            "once, without waiting."
         ),
         parameters=[
             GAME_ID,
@@ -511,7 +519,11 @@ class GameMovesApi(generics.GenericAPIView):
             game_id=id, user=request.user, version=hint if type(hint) is int else None
         )
         # Subscribed before the move, so a reply committed right after it still wakes us.
-        with notify.subscription(id) if wait else contextlib.nullcontext() as changes:
+        with (
+            waits.slot(request.user.pk, wait) as allowed,
+            # Over a cap the move is played all the same, and answered at once.
+            notify.subscription(id) if wait and allowed else contextlib.nullcontext() as changes,
+        ):
             key = request.META.get("HTTP_IDEMPOTENCY_KEY")  # (see _if_none_match)
             if key is None:  # an empty one is refused, not ignored (idempotency._check_key)
                 played = self._play(request, id, seat)
@@ -642,8 +654,9 @@ class GameEventsApi(APIView):
         description="Public events after version `since`: joins, start, moves, strikes, "
         "forfeits, the end. Each event has its own version. With `wait` (seconds, up to 25) "
         "the request waits until something happens instead of answering empty, so a client "
-        "can follow a game without hammering the server.",
-        parameters=[GAME_ID, EventsQuery],
+        "can follow a game without hammering the server. Over the cap on waiting requests (per "
+        "user and per server process) a `wait` is a 429 `too_many_waits` with `Retry-After`.",
+        parameters=[GAME_ID, EventsQuery, RETRY_AFTER],
         responses={
             200: OpenApiResponse(
                 EventsOut,
@@ -653,7 +666,7 @@ class GameEventsApi(APIView):
                     _example("Nothing happened", examples.EVENTS_NONE, "`since=12&wait=25`."),
                 ],
             ),
-            **error_responses(400, 401, 404),
+            **error_responses(400, 401, 404, 429, raises=[waits.TooManyWaits()]),
         },
     )
     def get(self, request: Request, id: int) -> Response:
@@ -662,7 +675,9 @@ class GameEventsApi(APIView):
         since = query.validated_data["since"]
         # A missing game is a DoesNotExist from the wait (a 404); no need to load it first.
         services.turn_clock_enforce(game_id=id)  # a read settles an overdue clock
-        page = selectors.events_wait(game_id=id, since=since, wait=query.validated_data["wait"])
+        wait = query.validated_data["wait"]
+        with waits.slot_or_429(request.user.pk, wait):
+            page = selectors.events_wait(game_id=id, since=since, wait=wait)
         return Response(
             {
                 "game": id,
@@ -675,13 +690,17 @@ class GameEventsApi(APIView):
 
 
 class GameReplayApi(APIView):
+    # Even cached, a long replay is a big answer: each user gets so many a minute.
+    throttle_scope = "replay"
+    throttle_classes = [FailOpenScopedRateThrottle]
+
     @extend_schema(
         operation_id="games_replay",
         tags=GAMES,
         summary="Full replay of a finished game",
         description="Seed, every move, the deal of every hand and the final state. Players "
         "only, once the game is over (409 `game_not_over` before). `?download=1` serves it "
-        "as a JSON file attachment.",
+        "as a JSON file attachment. Rate limited per user (429 with `Retry-After`).",
         parameters=[
             GAME_ID,
             OpenApiParameter("download", OpenApiTypes.BOOL, required=False),
@@ -693,6 +712,7 @@ class GameReplayApi(APIView):
                 ],
                 response=[200],
             ),
+            RETRY_AFTER,
         ],
         responses={
             200: OpenApiResponse(
@@ -706,7 +726,7 @@ class GameReplayApi(APIView):
                     _example("Aborted before the deal", examples.REPLAY_ABORTED),
                 ],
             ),
-            **error_responses(400, 401, 403, 404, 409, raises=[
+            **error_responses(400, 401, 403, 404, 409, 429, raises=[
                 NotAPlayer(), GameNotOver(),
             ]),
         },
@@ -714,7 +734,7 @@ class GameReplayApi(APIView):
     def get(self, request: Request, id: int) -> Response:
         game = _game_or_404(id)
         selectors.seat_of_or_403(game=game, user=request.user)
-        response = Response(selectors.game_replay(game=game))
+        response = Response(selectors.game_replay_cached(game=game))
         if query_bool(request.query_params, "download"):
             response["Content-Disposition"] = f'attachment; filename="uno-game-{game.pk}.json"'
         return response

@@ -10,6 +10,7 @@ Every change bumps ``Game.version`` by one and is recorded under that version: a
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
+from arena import metrics
 from games import clock, notify, rows
 from games import uno as engine
 from games.errors import (
@@ -50,6 +52,8 @@ from games.models import (
     MoveSource,
     Seat,
 )
+
+log = logging.getLogger(__name__)
 
 # Moves a seat may make while another seat is awaited; the engine decides if they are legal.
 _OUT_OF_TURN_TYPES = frozenset({"catch", "uno"})
@@ -483,14 +487,37 @@ def _schedule_turn_clock_check(game: Game) -> None:
         # Eager "scheduling" would run the check now, before the deadline: a no-op. The lazy
         # enforcement on every read and write covers the embedded default.
         return
+    if game.turn_seconds > settings.TURN_CLOCK_TASK_MAX_SECONDS:
+        return  # a long turn is the sweep's (see settings): no task held for hours
     game_id, version, countdown = game.pk, game.version, game.turn_seconds + 0.5
 
     def schedule() -> None:
         from games.tasks import turn_clock_check
 
-        turn_clock_check.apply_async((game_id, version), countdown=countdown)
+        global _broker_down_until
+        if clock.monotonic() < _broker_down_until:
+            metrics.incr(metrics.TURN_CLOCK_SCHEDULE_ERRORS)
+            return  # it failed a moment ago: do not make every move wait for it again
+        try:
+            turn_clock_check.apply_async((game_id, version), countdown=countdown)
+        except Exception as exc:
+            # The change is committed: nothing after the commit may turn it into an error (a
+            # 500 for a stored move, then a 409 for its retry). The periodic sweep (celery
+            # beat) and the lazy check on every read settle this clock instead.
+            _broker_down_until = clock.monotonic() + _BROKER_BACKOFF_SECONDS
+            metrics.incr(metrics.TURN_CLOCK_SCHEDULE_ERRORS)
+            log.warning(
+                "turn clock of game %s (version %s) left to the sweep: could not schedule its "
+                "check (%s: %s); not trying again for %s s", game_id, version,
+                type(exc).__name__, exc, _BROKER_BACKOFF_SECONDS,
+            )
 
     transaction.on_commit(schedule)
+
+
+# After the broker failed, turn clocks are left to the sweep for this long without trying it.
+_BROKER_BACKOFF_SECONDS = 5.0
+_broker_down_until = 0.0
 
 
 # --- turn clock -------------------------------------------------------------------------------

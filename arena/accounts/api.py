@@ -13,7 +13,6 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from arena.accounts import examples, services
@@ -26,6 +25,7 @@ from arena.accounts.serializers import (
 )
 from arena.api_errors import RETRY_AFTER, ApiError, error_responses
 from arena.authentication import PasswordAuthentication, TokenAuthentication, password_refused
+from arena.throttling import FailOpenScopedRateThrottle
 
 TAGS = ["accounts"]
 
@@ -34,7 +34,7 @@ class SignupApi(APIView):
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
     throttle_scope = "signup"
-    throttle_classes = [ScopedRateThrottle]
+    throttle_classes = [FailOpenScopedRateThrottle]
 
     @extend_schema(
         operation_id="accounts_create",
@@ -80,7 +80,7 @@ class TokenListCreateApi(APIView):
     def get_throttles(self) -> list[Any]:
         if self.request.method == "POST":
             self.throttle_scope = "token"
-            return [ScopedRateThrottle()]
+            return [FailOpenScopedRateThrottle()]
         return []
 
     @extend_schema(

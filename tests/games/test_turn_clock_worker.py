@@ -32,7 +32,9 @@ def _database_url() -> str:
 def worker(monkeypatch: pytest.MonkeyPatch) -> Any:
     """A worker process on its own queue, so it sees only this test's tasks."""
     queue = f"turn-clock-test-{uuid.uuid4().hex}"
+    # Both names: celery 5.6 lets the namespaced one (read from Django's settings) win.
     monkeypatch.setitem(celery_app.conf, "task_default_queue", queue)
+    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_DEFAULT_QUEUE", queue)
     # The worker's own follow-up checks (the next turn's clock) go to that queue too.
     env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_QUEUE": queue}
     process = subprocess.Popen(

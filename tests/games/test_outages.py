@@ -1,0 +1,43 @@
+"""A service the web process leans on goes away: the broker (turn-clock checks) or the cache
+(rate-limit counters). Play goes on: nothing stored is answered with an error, and the
+survived failure is counted in ``/healthz/``. Real servers, really unreachable addresses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arena.accounts.services import token_create
+from games.models import MoveRecord
+from tests.live_server import call, free_port, live_server, play_one_move, start_a_game
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_move_is_answered_as_played_when_the_broker_is_unreachable(
+    alice: Any, bob: Any
+) -> None:
+    keys = [token_create(user=alice)[1], token_create(user=bob)[1]]
+    closed = free_port()
+    with live_server({"CELERY_BROKER_URL": f"redis://127.0.0.1:{closed}/0"}) as port:
+        game = start_a_game(port, *keys)
+        status, body = play_one_move(port, game["id"], keys)
+        assert status == 201, body
+        assert MoveRecord.objects.filter(game_id=game["id"]).count() == 1
+        counters = call(port, "GET", "/healthz/")[1]["counters"]
+    # The start's clock and the move's: both left to the sweep.
+    assert counters["turn_clock_schedule_errors"] >= 2
+
+
+def test_rate_limits_fail_open_when_the_cache_is_unreachable(alice: Any, bob: Any) -> None:
+    keys = [token_create(user=alice)[1], token_create(user=bob)[1]]
+    closed = free_port()
+    with live_server({"CACHE_URL": f"redis://127.0.0.1:{closed}/1"}) as port:
+        game = start_a_game(port, *keys)
+        status, body = play_one_move(port, game["id"], keys)
+        assert status == 201, body
+        status, body, _ = call(port, "POST", "/api/tokens/", key=keys[0], body={})
+        assert status == 201, body
+        counters = call(port, "GET", "/healthz/")[1]["counters"]
+    assert counters["throttle_cache_errors"] >= 2  # the move's and the token's
