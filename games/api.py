@@ -58,6 +58,7 @@ from games.serializers import (
     GameCreateInput,
     GameOut,
     JoinInput,
+    LeaveInput,
     MoveInput,
     MovePlayedOut,
     MoveQuery,
@@ -206,7 +207,9 @@ class GameJoinApi(APIView):
         operation_id="games_join",
         tags=GAMES,
         summary="Take a seat",
-        description="Takes the lowest free seat, or `seat` if given. One seat per user.",
+        description="Takes the lowest free seat, or `seat` if given. One seat per user. With "
+        "`bot`, seats one of your enabled bots instead (one seat per bot; you may sit at the "
+        "same table yourself): the server plays that seat by calling the bot.",
         parameters=[GAME_ID],
         request=JoinInput,
         responses={
@@ -225,12 +228,16 @@ class GameJoinApi(APIView):
                 "The lowest free seat", examples.JOIN_REQUEST_ANY, "An empty body (or none)."
             ),
             _request_example("A given seat", examples.JOIN_REQUEST_SEAT),
+            _request_example("Seat your bot 3 at seat 1", examples.JOIN_REQUEST_BOT),
         ],
     )
     def post(self, request: Request, id: int) -> Response:
         body = JoinInput(data=request.data)
         body.is_valid(raise_exception=True)
-        services.seat_join(game_id=id, user=request.user, index=body.validated_data.get("seat"))
+        data = body.validated_data
+        services.seat_join(
+            game_id=id, user=request.user, index=data.get("seat"), bot_id=data.get("bot")
+        )
         return Response(_game_out(id, request))
 
 
@@ -239,9 +246,10 @@ class GameLeaveApi(APIView):
         operation_id="games_leave",
         tags=GAMES,
         summary="Give up your seat before the start",
-        description="When the last player leaves, the game is aborted.",
+        description="When the last player leaves, the game is aborted. With `bot`, takes your "
+        "bot off its seat.",
         parameters=[GAME_ID],
-        request=None,
+        request=LeaveInput,
         responses={
             200: OpenApiResponse(
                 GameOut,
@@ -254,7 +262,9 @@ class GameLeaveApi(APIView):
         },
     )
     def post(self, request: Request, id: int) -> Response:
-        services.seat_leave(game_id=id, user=request.user)
+        body = LeaveInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.seat_leave(game_id=id, user=request.user, bot_id=body.validated_data.get("bot"))
         return Response(_game_out(id, request))
 
 

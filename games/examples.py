@@ -28,6 +28,7 @@ OPTIONS: dict[str, Any] = {
 CREATE_REQUEST = {"seats": 2, "options": {"single_hand": True}, "turn_seconds": 30}
 JOIN_REQUEST_ANY: dict[str, Any] = {}
 JOIN_REQUEST_SEAT = {"seat": 1}
+JOIN_REQUEST_BOT = {"bot": 3, "seat": 1}
 MOVE_REQUEST_PLAY = {"version": 12, "move": {"type": "play", "card": "R5"}}
 MOVE_REQUEST_WILD = {"version": 12, "move": {"type": "play", "card": "W", "color": "green"}}
 MOVE_REQUEST_UNO = {"version": 12, "move": {"type": "play", "card": "G7", "uno": True}}
