@@ -177,6 +177,14 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- Bots -----------------------------------------------------------------------------------
+# Bots are HTTP servers at addresses their owners give. Outside production they usually run on
+# this machine or the local network, so private and loopback addresses are allowed there; in
+# production they are refused (link-local, metadata, multicast and reserved ones always are).
+BOTS_ALLOW_PRIVATE = env.bool("BOTS_ALLOW_PRIVATE", not PRODUCTION)
+# The longest a table may give a bot to answer one call (connect, send and read together).
+BOTS_MAX_TIMEOUT_SECONDS = env.int("BOTS_MAX_TIMEOUT_SECONDS", 10, minimum=1)
+
 # --- Auth and passwords -------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
