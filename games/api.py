@@ -218,7 +218,7 @@ class GameJoinApi(APIView):
                 "The game with your seat (`my_seat`).",
                 examples=[_example("Seated at 1", examples.GAME_JOINED)],
             ),
-            **error_responses(400, 401, 404, 409, raises=[
+            **error_responses(400, 401, 403, 404, 409, raises=[
                 ValidationError({"seat": ["This table's seats are 0 to 1."]}),
                 AlreadySeated(), SeatTaken(), GameFull(), GameNotOpen(),
             ]),
@@ -260,6 +260,10 @@ class GameLeaveApi(APIView):
                 NotAPlayer(), GameNotOpen("You can only leave before the game starts."),
             ]),
         },
+        examples=[
+            _request_example("Leave yourself", examples.JOIN_REQUEST_ANY, "An empty body."),
+            _request_example("Take your bot 3 off", examples.LEAVE_REQUEST_BOT),
+        ],
     )
     def post(self, request: Request, id: int) -> Response:
         body = LeaveInput(data=request.data)

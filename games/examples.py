@@ -29,6 +29,7 @@ CREATE_REQUEST = {"seats": 2, "options": {"single_hand": True}, "turn_seconds": 
 JOIN_REQUEST_ANY: dict[str, Any] = {}
 JOIN_REQUEST_SEAT = {"seat": 1}
 JOIN_REQUEST_BOT = {"bot": 3, "seat": 1}
+LEAVE_REQUEST_BOT = {"bot": 3}
 MOVE_REQUEST_PLAY = {"version": 12, "move": {"type": "play", "card": "R5"}}
 MOVE_REQUEST_WILD = {"version": 12, "move": {"type": "play", "card": "W", "color": "green"}}
 MOVE_REQUEST_UNO = {"version": 12, "move": {"type": "play", "card": "G7", "uno": True}}

@@ -206,7 +206,8 @@ class JoinInput(StrictInput):
     )
 
 
-class LeaveInput(StrictInput):
+class LeaveInput(serializers.Serializer):
+    # Not strict: leaving always ignored its body, and clients may still send one.
     bot = StrictIntegerField(
         min_value=1, required=False, help_text="Take your bot off its seat instead."
     )
