@@ -273,6 +273,16 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {},
+    # Bot protocol 1: what the server POSTs to bots (bots/protocol.py), as x-webhooks.
+    "WEBHOOKS": [
+        "bots.protocol.TURN_WEBHOOK",
+        "bots.protocol.START_WEBHOOK",
+        "bots.protocol.END_WEBHOOK",
+    ],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "bots.protocol.webhooks_as_extension",
+    ],
 }
 
 # --- Production hardening -----------------------------------------------------------------

@@ -55,11 +55,15 @@ def _transport(transport: bot_transport.BotTransport | None) -> bot_transport.Bo
 
 
 def budget_ms(game: Game) -> int:
+    return budget_ms_for(turn_seconds=game.turn_seconds)
+
+
+def budget_ms_for(*, turn_seconds: int) -> int:
     """A bot's time for one decision: the server's per-call limit, never beyond the table's
     own turn clock."""
     limit = int(getattr(settings, "BOTS_TURN_TIMEOUT_MS", 1000))
     cap = int(getattr(settings, "BOTS_MAX_TIMEOUT_SECONDS", 10)) * 1000
-    return max(1, min(limit, cap, game.turn_seconds * 1000))
+    return max(1, min(limit, cap, turn_seconds * 1000))
 
 
 # --- latency, as the bot sees it in its payload ------------------------------------------------
@@ -158,7 +162,7 @@ def awaited_bot(game_id: int, version: int) -> Turn | None:
     return Turn(game, seat, seat.bot)
 
 
-def _judge(result: bot_transport.CallResult) -> tuple[dict[str, Any] | None, str, str]:
+def judge(result: bot_transport.CallResult) -> tuple[dict[str, Any] | None, str, str]:
     """(move, error kind, detail) from the bot's answer."""
     if not result.ok:
         return None, result.error or "status", result.detail
@@ -187,7 +191,7 @@ def play_turn(
         bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=budget / 1000
     )
     latencies.add(bot.pk, result.latency_ms)
-    move, error, detail = _judge(result)
+    move, error, detail = judge(result)
     if move is not None:
         try:
             game_services.move_play(
