@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
 
-from standardwebhooks.webhooks import Webhook
+from standardwebhooks.webhooks import EmptyWebhookSecretError, Webhook
 
 SECRET_PREFIX = "whsec_"
 TOLERANCE_SECONDS = 300  # the spec's five minutes either way
@@ -44,7 +44,7 @@ def _webhook(secret: str) -> Webhook:
     # Decoding the key is the package's own code (prefix stripped, padding tolerated).
     try:
         return Webhook(secret)
-    except (binascii.Error, ValueError) as exc:
+    except (binascii.Error, ValueError, EmptyWebhookSecretError) as exc:
         raise ValueError("a bot secret must be whsec_ followed by base64") from exc
 
 

@@ -1,0 +1,250 @@
+"""The bot transport against real misbehaving servers on 127.0.0.1 (tests/bots/fault_server.py).
+
+Every fault must come back as a ``CallResult`` with the right error kind, and the call must
+return (no timing assertions: the deadlines are short so a hung call would hang the test).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from bots import signing
+from bots.transport import ERROR_KINDS, BotTransport, CallResult
+from tests.bots.conftest import ALICE_SECRET
+from tests.bots.fault_server import METADATA_URL, FaultServer
+
+LEGAL = [{"type": "play", "card": "R5"}, {"type": "draw"}]
+TURN = {"protocol": 1, "type": "turn", "game": 7, "version": 3, "seat": 0, "legal_moves": LEGAL}
+SHORT = 0.5  # seconds: the deadline for calls that are meant to run out of time
+
+
+def call(transport: BotTransport, url: str, timeout: float = 2.0) -> CallResult:
+    result = transport.post_sync(url, TURN, secrets=[ALICE_SECRET], timeout=timeout)
+    assert result.latency_ms >= 0
+    assert result.error is None or result.error in ERROR_KINDS
+    assert result.ok == (result.error is None)
+    if not result.ok:
+        assert result.body is None and result.detail
+    return result
+
+
+# -- answers that reach us ---------------------------------------------------------------------
+
+
+def test_it_returns_the_bots_json_answer(transport: BotTransport, fault_bot: FaultServer) -> None:
+    result = call(transport, fault_bot.url)
+    assert result.ok and result.status == 200 and result.error is None
+    assert result.body == {"move": LEGAL[0]}
+    assert result.latency_ms > 0
+
+
+def test_every_call_is_signed_json_with_our_user_agent(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    rotated = signing.new_secret()
+    for _ in range(2):
+        transport.post_sync(fault_bot.url, TURN, secrets=[ALICE_SECRET, rotated], timeout=2)
+    first, second = fault_bot.requests
+    for request in (first, second):
+        assert request.method == "POST"
+        assert request.headers["content-type"] == "application/json"
+        assert request.headers["user-agent"].startswith("UnoArena/")
+        assert "(bot-protocol 1)" in request.headers["user-agent"]
+        assert request.json() == TURN
+        signing.verify(ALICE_SECRET, request.headers, request.body)
+        signing.verify(rotated, request.headers, request.body)
+    assert first.headers["webhook-id"] != second.headers["webhook-id"]
+
+
+def test_sequential_calls_reuse_one_kept_alive_connection(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    for _ in range(5):
+        assert call(transport, fault_bot.url).ok
+    assert fault_bot.connections == 1
+
+
+def test_an_empty_2xx_answer_is_ok_with_no_body(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    result = call(transport, fault_bot.url_for("empty"))
+    assert result.ok and result.status == 204 and result.body is None
+
+
+@pytest.mark.parametrize(
+    ("mode", "body"),
+    [
+        ("malformed_move", {"move": "draw please"}),
+        ("illegal_move", {"move": {"type": "play", "card": "ZZ"}}),
+        ("no_move", {}),
+    ],
+)
+def test_a_bad_move_is_delivered_for_the_runner_to_judge(
+    transport: BotTransport, fault_bot: FaultServer, mode: str, body: Any
+) -> None:
+    result = call(transport, fault_bot.url_for(mode))
+    assert result.ok and result.body == body
+
+
+def test_a_body_exactly_at_the_cap_is_read_and_one_byte_more_is_too_large(
+    fault_bot: FaultServer,
+) -> None:
+    size = len(json.dumps({"move": LEGAL[0]}).encode())
+    at_cap, under_cap = (
+        BotTransport(allow_private=True, max_body=size),
+        BotTransport(allow_private=True, max_body=size - 1),
+    )
+    try:
+        assert call(at_cap, fault_bot.url).ok
+        assert call(under_cap, fault_bot.url).error == "too_large"
+    finally:
+        at_cap.close()
+        under_cap.close()
+
+
+# -- faults ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mode", "kind"),
+    [
+        ("slow", "timeout"),  # answers after 3 s
+        ("drip", "timeout"),  # a byte every 50 ms: each read is quick, the whole call is not
+        ("hang", "timeout"),
+        ("reset", "reset"),
+        ("hangup", "reset"),
+        ("garbage", "reset"),
+        ("status", "status"),
+        ("status/404", "status"),
+        ("status/503", "status"),
+        ("redirect", "redirect"),
+        ("redirect/301", "redirect"),
+        ("redirect/307", "redirect"),
+        ("redirect/308", "redirect"),
+        ("not_json", "not_json"),
+        ("deep_json", "not_json"),
+        ("huge", "too_large"),  # 10 MB announced
+        ("huge_chunked", "too_large"),  # 10 MB, no length announced: read up to the cap only
+    ],
+)
+def test_each_fault_is_the_right_error_kind(
+    transport: BotTransport, fault_bot: FaultServer, mode: str, kind: str
+) -> None:
+    result = call(transport, fault_bot.url_for(mode), timeout=SHORT)
+    assert (result.error, result.ok) == (kind, False), result.detail
+
+
+def test_a_refused_connection_is_a_connect_error(transport: BotTransport, refused: str) -> None:
+    result = call(transport, refused)
+    assert result.error == "connect" and result.status is None
+
+
+def test_a_name_that_does_not_resolve_is_a_connect_error(transport: BotTransport) -> None:
+    assert call(transport, "http://no-such-bot.invalid/").error == "connect"
+
+
+def test_a_redirect_to_the_metadata_address_is_never_followed(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    result = call(transport, fault_bot.url_for("redirect"))
+    assert result.error == "redirect" and result.status == 302
+    assert METADATA_URL in result.detail
+    assert fault_bot.calls == 1
+
+
+def test_a_bot_failing_every_other_call_fails_exactly_those(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    errors = [call(transport, fault_bot.url_for("flaky")).error for _ in range(4)]
+    assert errors == [None, "status", None, "status"]
+
+
+def test_a_call_after_a_timed_out_one_gets_a_fresh_answer(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    assert call(transport, fault_bot.url_for("hang"), timeout=SHORT).error == "timeout"
+    after = call(transport, fault_bot.url)
+    assert after.ok and after.body == {"move": LEGAL[0]}
+
+
+def test_the_timeout_is_capped_by_the_maximum(fault_bot: FaultServer) -> None:
+    capped = BotTransport(allow_private=True, max_timeout=SHORT)
+    try:
+        assert call(capped, fault_bot.url_for("hang"), timeout=3600).error == "timeout"
+    finally:
+        capped.close()
+
+
+# -- refusals before any connection ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1",
+        "localhost",
+        "2130706433",
+        "0x7f.0.0.1",
+        "0177.0.0.1",
+        "127.1",
+        "[::ffff:127.0.0.1]",
+    ],
+)
+def test_without_allow_private_a_loopback_bot_is_blocked_and_never_called(
+    guarded_transport: BotTransport, fault_bot: FaultServer, host: str
+) -> None:
+    result = call(guarded_transport, f"http://{host}:{fault_bot.port}/")
+    assert result.error == "blocked_address", result.detail
+    assert fault_bot.calls == 0
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://0xa9fea9fe/",
+        "http://100.64.0.1/",
+        "http://0.0.0.0:80/",
+        "http://[::]:80/",
+        "http://224.0.0.1/",
+    ],
+)
+def test_special_addresses_are_blocked_even_with_allow_private(
+    transport: BotTransport, url: str
+) -> None:
+    assert call(transport, url).error == "blocked_address"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["ftp://127.0.0.1/", "http://alice:pw@127.0.0.1/", "http://127.0.0.1/#x", "not a url", ""],
+)
+def test_a_bad_url_is_refused_before_any_connection(transport: BotTransport, url: str) -> None:
+    assert call(transport, url).error == "bad_url"
+
+
+# -- async callers ----------------------------------------------------------------------------
+
+
+def test_concurrent_async_calls_all_complete(fault_bot: FaultServer) -> None:
+    async def run() -> list[CallResult]:
+        bots = BotTransport(allow_private=True)
+        try:
+            urls = (
+                [fault_bot.url] * 12
+                + [fault_bot.url_for("hang")] * 2
+                + [fault_bot.url_for("status")] * 2
+            )
+            return await asyncio.gather(
+                *(bots.post(url, TURN, secrets=[ALICE_SECRET], timeout=SHORT) for url in urls)
+            )
+        finally:
+            await bots.aclose()
+
+    results = asyncio.run(run())
+    assert [r.error for r in results] == [None] * 12 + ["timeout"] * 2 + ["status"] * 2
