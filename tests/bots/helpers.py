@@ -26,3 +26,14 @@ def bot_table(owner: Any, bots: list[Bot], *, max_strikes: int = 3, start: bool 
     if start:
         game_services.game_start(game_id=game.pk, user=owner)
     return Game.objects.get(pk=game.pk)
+
+
+def close_default_transport() -> None:
+    """Close the process-wide transport a test made the server use (its pool belongs to the
+    test's bots), so the next test starts a fresh one."""
+    from bots import transport
+
+    with transport._default_lock:
+        used, transport._default = transport._default, None
+    if used is not None:
+        used.close()

@@ -18,9 +18,14 @@ from bots.serve import serve_in_thread
 from bots.transport import BotTransport
 from games import uno as engine
 from games.models import Game, GameStatus, MoveRecord, MoveSource
-from tests.bots.helpers import bot_table, register
+from tests.bots.helpers import bot_table, close_default_transport, register
 from tests.games.conftest import client_for
 
+
+@pytest.fixture(autouse=True)
+def _fresh_default_transport() -> Iterator[None]:
+    yield
+    close_default_transport()
 
 @pytest.fixture
 def transport() -> Iterator[BotTransport]:
