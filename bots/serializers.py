@@ -7,29 +7,29 @@ from typing import Any
 
 from rest_framework import serializers
 
-from arena.strict import StrictInput
+from arena.strict import StrictCharField, StrictInput
 from bots.models import Bot, BotCall, CallKind
 from games.serializers import StrictBooleanField
 
 
 class BotCreateInput(StrictInput):
-    name = serializers.CharField(max_length=64, allow_blank=True, trim_whitespace=False,
+    name = StrictCharField(max_length=64, allow_blank=True, trim_whitespace=False,
                                  help_text="Unique (case-insensitive): letters, digits, '_', "
                                  "'.', '-'. Seats show it as `bot:<name>`.")
-    url = serializers.CharField(max_length=100_000, help_text="http(s) URL the server POSTs "
+    url = StrictCharField(max_length=2000, help_text="http(s) URL the server POSTs "
                                 "turns and notices to (no credentials, no fragment, up to "
                                 "2000 characters).")
-    description = serializers.CharField(max_length=2000, allow_blank=True, required=False,
+    description = StrictCharField(max_length=2000, allow_blank=True, required=False,
                                         default="")
     enabled = StrictBooleanField(required=False, default=True)
 
 
 class BotUpdateInput(StrictInput):
-    name = serializers.CharField(max_length=64, allow_blank=True, trim_whitespace=False,
+    name = StrictCharField(max_length=64, allow_blank=True, trim_whitespace=False,
                                  required=False)
-    url = serializers.CharField(max_length=100_000, required=False,
+    url = StrictCharField(max_length=2000, required=False,
                                 help_text="A new URL clears the verification.")
-    description = serializers.CharField(max_length=2000, allow_blank=True, required=False)
+    description = StrictCharField(max_length=2000, allow_blank=True, required=False)
     enabled = StrictBooleanField(required=False)
 
 
