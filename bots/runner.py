@@ -16,7 +16,7 @@ import json
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +29,7 @@ from bots import transport as bot_transport
 from bots.models import Bot, BotCall, CallKind
 from games import selectors
 from games import services as game_services
+from games import uno as engine
 from games.errors import (
     GameNotRunning,
     IllegalMoveError,
@@ -48,6 +49,7 @@ MALFORMED, ILLEGAL, DISABLED = "malformed", "illegal", "disabled"
 # What a decision came to (also the call log's ``outcome``).
 MOVED, STRUCK, STALE, SKIPPED = "move", "strike", "stale", "skip"
 _NOTICE_TIMEOUT_SECONDS = 2.0
+_LOG_BATCH = 100  # calls a driven game writes to the log at once
 
 
 def _transport(transport: bot_transport.BotTransport | None) -> bot_transport.BotTransport:
@@ -180,12 +182,38 @@ def play_turn(
     turn = awaited_bot(game_id, version)
     if turn is None:
         return SKIPPED
-    game, seat, bot = turn.game, turn.seat, turn.bot
+    state = game_services.load_state(turn.game)
+    outcome, _ = decide(turn, state, transport=transport, log=_record_now)
+    return outcome
+
+
+def _record_now(**call: Any) -> None:
+    bot_services.call_record(**call)
+
+
+def decide(
+    turn: Turn,
+    state: engine.GameState,
+    *,
+    transport: bot_transport.BotTransport | None,
+    log: Callable[..., None],
+    seen: bool = False,
+) -> tuple[str, game_services.MovePlayed | None]:
+    """Ask ``turn``'s bot for its decision on ``state`` (the game's engine state at
+    ``turn.game.version``) and apply it, or the default move and a strike. The call goes to
+    ``log`` (keyword arguments of ``bots.services.call_record``).
+
+    ``seen``: ``turn.game`` is the committed row with ``forfeited_seats`` counted, so a plain
+    move may be written with one compare-and-set statement (``move_play(seen=...)``).
+    Returns the outcome and, for a move, what ``move_play`` returned."""
+    game, seat, bot = turn.game, turn.seat.index, turn.bot
+    version = game.version
+    call: dict[str, Any] = {"bot_id": bot.pk, "kind": CallKind.TURN, "game_id": game.pk,
+                            "version": version, "seat": seat}
     if not bot.enabled:
-        return _fail(turn, version, DISABLED, "The bot is disabled.", status=None, latency=0.0)
+        return _fail(turn, DISABLED, "The bot is disabled.", call, log, status=None, latency=0.0)
     budget = budget_ms(game)
-    view = selectors.game_view(game=game, seat=seat.index)
-    payload = turn_payload(game=game, seat=seat.index, view=view, budget=budget,
+    payload = turn_payload(game=game, seat=seat, view=engine.view(state, seat), budget=budget,
                            latency=latencies.summary(bot.pk))
     result = _transport(transport).post_sync(
         bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=budget / 1000
@@ -194,41 +222,34 @@ def play_turn(
     move, error, detail = judge(result)
     if move is not None:
         try:
-            game_services.move_play(
-                game_id=game_id, seat=seat.index, move=move, expected_version=version
+            played = game_services.move_play(
+                game_id=game.pk, seat=seat, move=move, expected_version=version,
+                seen=game if seen else None,
             )
         except (StaleVersion, NotYourTurn, GameNotRunning, SeatForfeited, NotAPlayer):
-            return _record(turn, version, result, outcome=STALE)
+            log(**call, latency_ms=result.latency_ms, status=result.status, outcome=STALE)
+            return STALE, None
         except MalformedMoveError as exc:
             error, detail = MALFORMED, str(exc.detail)
         except IllegalMoveError as exc:
             error, detail = ILLEGAL, str(exc.detail)
         else:
-            return _record(turn, version, result, outcome=MOVED)
-    return _fail(turn, version, error, detail, status=result.status, latency=result.latency_ms)
+            log(**call, latency_ms=result.latency_ms, status=result.status, outcome=MOVED)
+            return MOVED, played
+    return _fail(turn, error, detail, call, log, status=result.status,
+                 latency=result.latency_ms)
 
 
-def _fail(turn: Turn, version: int, error: str, detail: str, *, status: int | None,
-          latency: float) -> str:
+def _fail(turn: Turn, error: str, detail: str, call: dict[str, Any], log: Callable[..., None],
+          *, status: int | None, latency: float) -> tuple[str, None]:
     struck = game_services.seat_default(
-        game_id=turn.game.pk, seat=turn.seat.index, expected_version=version, reason=error
+        game_id=turn.game.pk, seat=turn.seat.index, expected_version=call["version"],
+        reason=error,
     )
     outcome = STRUCK if struck else STALE
-    bot_services.call_record(
-        bot_id=turn.bot.pk, kind=CallKind.TURN, latency_ms=latency, status=status, error=error,
-        detail=detail, outcome=outcome, game_id=turn.game.pk, version=version,
-        seat=turn.seat.index, strike=struck,
-    )
-    return outcome
-
-
-def _record(turn: Turn, version: int, result: bot_transport.CallResult, *, outcome: str) -> str:
-    bot_services.call_record(
-        bot_id=turn.bot.pk, kind=CallKind.TURN, latency_ms=result.latency_ms,
-        status=result.status, outcome=outcome, game_id=turn.game.pk, version=version,
-        seat=turn.seat.index,
-    )
-    return outcome
+    log(**call, latency_ms=latency, status=status, error=error, detail=detail,
+        outcome=outcome, strike=struck)
+    return outcome, None
 
 
 # --- notices -----------------------------------------------------------------------------------
@@ -306,20 +327,48 @@ def play_game(
     notices: bool = True,
 ) -> Game:
     """Play a running game's bot seats until it ends or a person's decision is awaited, at
-    full speed: no broker, no threads. Returns the game as it stands."""
+    full speed: no broker, no threads. Returns the game as it stands.
+
+    The seats are read once (they never change once a game runs) and each move's result is
+    the next decision's game, so a plain turn costs one HTTP call and one compare-and-set
+    statement; the call log is written in batches."""
+    pending: list[dict[str, Any]] = []
     with driving(game_id):
         if notices:
             send_notices(game_id, CallKind.START, transport=transport)
+        game: Game | None = None
+        state: engine.GameState | None = None
+        seats: dict[int, Seat] = {}
         for _ in range(max_turns):
-            game = Game.objects.get(pk=game_id)
-            if game.status != GameStatus.RUNNING:
+            if game is None:  # (re)read after anything but a plain move
+                game = Game.objects.get(pk=game_id)
+                seats = {s.index: s for s in
+                         Seat.objects.select_related("bot").filter(game_id=game_id)}
+                game.forfeited_seats = sum(s.forfeited for s in seats.values())
+                state = game_services.load_state(game) if game.state is not None else None
+            if game.status != GameStatus.RUNNING or state is None:
                 break
             if game_services.turn_clock_overdue(game):
                 game_services.turn_clock_enforce(game_id=game_id)
+                game = None
                 continue
-            if play_turn(game_id, game.version, transport=transport) == SKIPPED:
+            seat = seats.get(game.awaiting) if game.awaiting is not None else None
+            if seat is None or seat.bot is None or seat.forfeited:
                 break  # a person's turn
-        game = Game.objects.get(pk=game_id)
-        if notices and game.is_over:
+            _, played = decide(Turn(game, seat, seat.bot), state, transport=transport,
+                               log=lambda **call: pending.append(call), seen=True)
+            if len(pending) >= _LOG_BATCH:
+                bot_services.calls_record(pending)
+                pending.clear()
+            if played is None or played.game.status != GameStatus.RUNNING:
+                game = None
+            else:
+                forfeited = game.forfeited_seats
+                game, state = played.game, played.state
+                game.forfeited_seats = forfeited
+        if pending:
+            bot_services.calls_record(pending)
+        final = Game.objects.get(pk=game_id)
+        if notices and final.is_over:
             send_notices(game_id, CallKind.END, transport=transport)
-    return game
+    return final

@@ -163,16 +163,15 @@ def seat_check(user: AbstractBaseUser, bot_id: int) -> None:
 
 
 # --- the call log ------------------------------------------------------------------------------
-def _bump(bot_id: int, names: list[str]) -> None:
+def _bump(bot_id: int, names: list[str], *, by: int = 1) -> None:
     for name in names:
-        if not BotCounter.objects.filter(bot_id=bot_id, name=name).update(count=F("count") + 1):
+        counter = BotCounter.objects.filter(bot_id=bot_id, name=name)
+        if not counter.update(count=F("count") + by):
             try:
                 with transaction.atomic():
-                    BotCounter.objects.create(bot_id=bot_id, name=name, count=1)
+                    BotCounter.objects.create(bot_id=bot_id, name=name, count=by)
             except IntegrityError:  # created meanwhile by another call
-                BotCounter.objects.filter(bot_id=bot_id, name=name).update(
-                    count=F("count") + 1
-                )
+                counter.update(count=F("count") + by)
 
 
 def call_record(
@@ -214,3 +213,29 @@ def call_log_prune(*, bot_id: int, keep: int | None = None) -> int:
         return 0
     deleted, _ = BotCall.objects.filter(bot_id=bot_id, id__lte=edge[0]).delete()
     return deleted
+
+
+def calls_record(calls: list[dict[str, Any]]) -> None:
+    """``call_record`` for many calls at once (a driven game's batch): one insert, and one
+    update per counter."""
+    if not calls:
+        return
+    counts: dict[tuple[int, str], int] = {}
+    rows = []
+    for call in calls:
+        call = dict(call)
+        strike = call.pop("strike", False)
+        call["detail"] = call.get("detail", "")[:500]
+        rows.append(BotCall(**call))
+        names = ["calls"]
+        if call.get("error"):
+            names += ["failed", f"error:{call['error']}"]
+        if strike:
+            names.append(f"strike:{call['error']}")
+        for name in names:
+            counts[call["bot_id"], name] = counts.get((call["bot_id"], name), 0) + 1
+    BotCall.objects.bulk_create(rows)
+    for (bot_id, name), count in counts.items():
+        _bump(bot_id, [name], by=count)
+    for bot_id in {call["bot_id"] for call in calls}:
+        call_log_prune(bot_id=bot_id)

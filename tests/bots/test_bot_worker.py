@@ -63,8 +63,8 @@ def test_a_worker_plays_a_whole_game_between_two_http_bots(alice: Any, worker: A
             stops.append(stop)
             bot_services.bot_update(bot=bot, data={"url": url})
         api = client_for(alice)
-        gid = api.post("/api/games/", {"seats": 2, "join": False,
-                                       "options": {"single_hand": True}}, format="json").json()["id"]
+        table = {"seats": 2, "join": False, "options": {"single_hand": True}}
+        gid = api.post("/api/games/", table, format="json").json()["id"]
         for bot, _ in registered:
             assert api.post(f"/api/games/{gid}/join/", {"bot": bot.pk}, format="json"
                             ).status_code == 200
