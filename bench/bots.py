@@ -103,7 +103,8 @@ def profile(owner: Any, bots: list[Any], seconds: float) -> None:
     finally:
         transport.close()
     stats = pstats.Stats(profiler)
-    stats.sort_stats("cumulative").print_stats(r"(bots|games)/", 30)
+    stats.sort_stats("cumulative").print_stats(r"(bots|games)/", 25)
+    stats.sort_stats("tottime").print_stats(20)
 
 
 def main() -> None:

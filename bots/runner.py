@@ -128,10 +128,12 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, cls=JSONEncoder))
 
 
-def notice_payload(*, game: Game, seat: int, kind: str, seats: list[Seat]) -> dict[str, Any]:
+def notice_body(*, game: Game, kind: str, seats: list[Seat]) -> dict[str, Any]:
+    """A notice's body but its ``seat`` (the same for every bot at the table: the replay is
+    made once)."""
     out: dict[str, Any] = {
         "protocol": PROTOCOL, "type": kind, "game": game.pk, "version": game.version,
-        "seat": seat, "options": game.options,
+        "options": game.options,
     }
     if kind == CallKind.START:
         out["players"] = [s.player for s in seats]
@@ -263,11 +265,13 @@ def send_notices(
         return 0
     seats = list(Seat.objects.select_related("user", "bot").filter(game_id=game_id))
     answered = 0
+    body: dict[str, Any] | None = None
     for seat in seats:
         bot = seat.bot
         if bot is None or not bot.enabled:
             continue
-        payload = notice_payload(game=game, seat=seat.index, kind=kind, seats=seats)
+        body = body or notice_body(game=game, kind=kind, seats=seats)
+        payload = {**body, "seat": seat.index}
         timeout = min(_NOTICE_TIMEOUT_SECONDS, budget_ms(game) / 1000 * 2)
         result = _transport(transport).post_sync(
             bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=timeout
