@@ -119,9 +119,9 @@ class BotDetailApi(APIView):
         "and its last verification (never the secret).",
         parameters=[BOT_ID],
         responses={
-            200: OpenApiResponse(BotOut, "The bot (the owner's fields only for the owner).",
-                                 examples=[_example("Yours", examples.OWNED),
-                                           _example("Someone else's", examples.PUBLIC)]),
+            200: OpenApiResponse(BotOut, "The bot. Someone else's bot has only the public "
+                                 "fields: id, name, owner, description, verified, created_at.",
+                                 examples=[_example("Yours", examples.OWNED)]),
             **error_responses(401, 404),
         },
     )
