@@ -50,15 +50,19 @@ IS_WILD: Final[tuple[bool, ...]] = tuple(c >= WILD for c in range(NUM_KINDS))
 IS_NUMBER: Final[tuple[bool, ...]] = tuple(c < WILD and c % 13 < 10 for c in range(NUM_KINDS))
 
 
-def _points(card: int, deck_2018: bool) -> int:
+def _points(card: int, rules_2022: bool) -> int:
     if card >= WILD:
-        # 2018 rules: Wild Shuffle Hands and customizable wilds are worth 40.
-        return 40 if card in (WILD_SHUFFLE, WILD_CUSTOM) and deck_2018 else 50
+        # 2018 rules: Wild Shuffle Hands and customizable wilds are worth 40. The 2022 rules:
+        # "each Wild card is worth 50 points regardless of type".
+        return 40 if card in (WILD_SHUFFLE, WILD_CUSTOM) and not rules_2022 else 50
     rank = card % 13
     return rank if rank < 10 else 20
 
 
-POINTS: Final[tuple[int, ...]] = tuple(_points(c, True) for c in range(NUM_KINDS))
+# Points a card left in a hand scores for the winner: POINTS under the 2018 values (the
+# default), POINTS_2022 under the 2022 rules (``Options.start_2022``).
+POINTS: Final[tuple[int, ...]] = tuple(_points(c, False) for c in range(NUM_KINDS))
+POINTS_2022: Final[tuple[int, ...]] = tuple(_points(c, True) for c in range(NUM_KINDS))
 
 
 def _playable(color: int, top: int, card: int) -> bool:

@@ -1,4 +1,4 @@
-"""The rules engine: ``new_game``, ``legal_moves``, ``apply``, ``default_move``, ``replay``.
+"""The rules engine: ``new_game``, ``legal_moves``, ``apply``, ``default_move``.
 
 Design for speed: the state is mutated in place, cards are small ints, matching is a lookup in
 ``cards.PLAYABLE``, moves are interned objects from ``moves``, and ``legal_moves`` fills a
@@ -9,7 +9,6 @@ a random player costs one move generation per turn.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
 from random import Random
 from typing import Final
 
@@ -26,6 +25,7 @@ from .cards import (
     PLAYABLE,
     PLAYABLE_SETS,
     POINTS,
+    POINTS_2022,
     RANK_OF,
     REVERSE,
     SKIP,
@@ -61,7 +61,7 @@ from .state import CHALLENGE, CHOOSE_COLOR, DRAWN, OVER, PLAY, STACK, GameState
 
 HAND_SIZE: Final = 7
 # Every hand ends: after this many applied moves in one hand it stops with no winner and no
-# points (random players need a few hundred at most; only a stalled table gets here).
+# points (sensible random players stay under 1,000, see docs/rules.md; a stalled table gets here).
 HAND_MOVE_CAP: Final = 5000
 # Every match ends: after this many hands the highest score wins (None on a tie).
 MAX_HANDS: Final = 1000
@@ -200,7 +200,10 @@ def _draw(state: GameState, seat: int, count: int) -> int:
 
 # --- legal moves ---------------------------------------------------------------------------
 def legal_moves(state: GameState, seat: int) -> list[Move]:
-    """Every legal move for ``seat`` now, in-turn and out-of-turn (catch, uno, jump-in)."""
+    """Every legal move for ``seat`` now, in-turn and out-of-turn (catch, uno, jump-in).
+
+    A held Wild Draw Four is offered even as a bluff (legal; only a challenge punishes it):
+    ``helpers.is_bluff`` tells it apart, ``helpers.honest_moves`` leaves it out."""
     # The cache (validating ``apply``) is a tuple, so the list handed out can be the freshly
     # built one: callers may mutate it without touching the cache, and no copy is made.
     move_count = state._move_count
@@ -527,7 +530,8 @@ def _clear_penalty(state: GameState) -> None:
 def _end_hand(state: GameState, winner: int) -> None:
     """Score the hand; deal the next one or finish the match. ``winner`` -1: turn cap hit."""
     opts = state.options
-    hand_points = [sum([POINTS[c] for c in hand]) for hand in state.hands]
+    table = POINTS_2022 if opts.start_2022 else POINTS
+    hand_points = [sum([table[c] for c in hand]) for hand in state.hands]
     points = sum(hand_points) if winner >= 0 else 0
     if winner >= 0:
         state._scores[winner] += points
@@ -571,14 +575,6 @@ def default_move(state: GameState, seat: int) -> Move:
         best = max(range(4), key=lambda c: (counts[c], -c))  # most held, ties to R, Y, G, B
         return COLOR_MOVES[best]
     return ACCEPT_MOVE  # challenge window or stacked penalty: take the cards, never challenge
-
-
-def replay(options: Options, seed: int, moves: Sequence[tuple[int, Move]]) -> GameState:
-    """Rebuild a game from its options, seed and move log."""
-    state = new_game(options, seed)
-    for seat, move in moves:
-        apply(state, seat, move)
-    return state
 
 
 # --- explanations for illegal moves (error path only) --------------------------------------

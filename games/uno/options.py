@@ -23,7 +23,7 @@ class Options:
     jump_in: bool = False
     draw_until_playable: bool = False
     deck_2018: bool = False
-    start_2022: bool = False
+    start_2022: bool = False  # the 2022 changes: a number card starts, every wild scores 50
     single_hand: bool = False
     target_score: int = 500
 

@@ -1,24 +1,38 @@
 """Build a game state from chosen hands, deck and discard, for tests and bot writers.
 
+``scenario`` builds any position at the start of a turn; ``deal`` builds a hand's start, the
+first discard's effects applied (a Skip skips, a Draw Two makes the first player draw...).
+
 Example::
 
-    >>> from games.uno import Move, apply, legal_moves
-    >>> from games.uno.scenario import scenario
+    >>> from games.uno import Move, apply, legal_moves, scenario
     >>> state = scenario(hands=[["R5", "W4"], ["G1", "G2"]], top="R3", deck=["B9", "Y1"])
     >>> [m.to_json() for m in legal_moves(state, 0) if m.card == "R5"]
     [{'type': 'play', 'card': 'R5'}, {'type': 'play', 'card': 'R5', 'uno': True}]
     >>> apply(state, 0, Move("play", card="R5", uno=True))
     >>> state.turn
     1
+    >>> state = scenario({"stacking": True}, hands=[["R5"], ["G1"], ["B1"]], top="R3")
+    >>> state.options.players, state.options.stacking
+    (3, True)
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from .cards import CODE_TO_CARD, COLOR_INDEX, COLOR_OF, NO_COLOR, WILD, build_deck
-from .engine import shuffle
+from .cards import (
+    CODE_TO_CARD,
+    COLOR_INDEX,
+    COLOR_OF,
+    IS_NUMBER,
+    NO_COLOR,
+    WILD,
+    WILD_DRAW_FOUR,
+    build_deck,
+)
+from .engine import _first_discard_effect, shuffle
 from .errors import UnoError
 from .options import Options
 from .state import CHOOSE_COLOR, PLAY, GameState
@@ -31,8 +45,23 @@ def _cards(codes: Sequence[str], what: str) -> list[int]:
         raise UnoError(f"{what}: unknown card code {exc.args[0]!r}") from exc
 
 
+def _options(options: Options | Mapping[str, object] | None, players: int) -> Options:
+    """The game's options: an ``Options``, or its JSON form with ``players`` taken from the
+    number of hands unless given."""
+    if options is None:
+        return Options(players=players)
+    if isinstance(options, Options):
+        if options.players != players:
+            raise UnoError(
+                f"{players} hands given for {options.players} players (pass the options as a "
+                "dict, e.g. {'stacking': True}, to take the number of players from the hands)"
+            )
+        return options
+    return Options.from_json({"players": players, **options})
+
+
 def scenario(
-    options: Options | None = None,
+    options: Options | Mapping[str, object] | None = None,
     *,
     hands: Sequence[Sequence[str]],
     top: str,
@@ -48,7 +77,9 @@ def scenario(
     """A state at the start of ``turn``'s ordinary turn (or colour choice if ``color`` is None
     and ``top`` is a wild).
 
-    * ``hands``: one list of card codes per seat; ``options.players`` defaults to its length.
+    * ``options``: an ``Options`` (its ``players`` must match the hands) or a dict of option
+      names and values (``players`` defaults to the number of hands); None: the defaults.
+    * ``hands``: one list of card codes per seat.
     * ``top``: the top discard; ``discard``: the cards under it, bottom first.
     * ``color``: current colour; defaults to the colour of ``top`` (required for a wild top,
       otherwise the turn starts with a colour choice).
@@ -56,10 +87,7 @@ def scenario(
       elsewhere in the deck, shuffled with ``seed`` (raises if a card is used too often).
       An explicit deck is taken as is, so scenarios may also exhaust the deck on purpose.
     """
-    if options is None:
-        options = Options(players=len(hands))
-    if len(hands) != options.players:
-        raise UnoError(f"{len(hands)} hands given for {options.players} players")
+    options = _options(options, len(hands))
     state = GameState(options, seed)
     state.hands = [_cards(h, "hands") for h in hands]
     top_card = _cards([top], "top")[0]
@@ -83,6 +111,41 @@ def scenario(
     else:
         state.color = COLOR_OF[top_card]
         state.phase = PLAY
+    return state
+
+
+def deal(
+    options: Options | Mapping[str, object] | None = None,
+    *,
+    hands: Sequence[Sequence[str]],
+    top: str,
+    dealer: int | None = None,
+    deck: Sequence[str] | None = None,
+    scores: Sequence[int] | None = None,
+    seed: int = 0,
+) -> GameState:
+    """A hand just dealt: ``top`` is the card the dealer turned up, with its first-discard
+    effects applied exactly as in a real deal (see docs/rules.md, "the first discard").
+
+    A number: the seat left of the dealer plays. Skip: that seat misses its turn. Reverse: the
+    dealer plays, counterclockwise. Draw Two: that seat draws two (from ``deck``) and misses its
+    turn. A wild: that seat first declares the colour. ``dealer`` defaults to the last seat, so
+    seat 0 is the one left of the dealer. A Wild Draw Four never stays as a first discard (and
+    under ``start_2022`` only a number card does): asking for one raises ``UnoError``.
+    Other arguments as for ``scenario``.
+    """
+    options = _options(options, len(hands))
+    dealer = options.players - 1 if dealer is None else dealer
+    if type(dealer) is not int or not 0 <= dealer < options.players:
+        raise UnoError(f"dealer {dealer!r} is not a seat of this game")
+    card = _cards([top], "top")[0]
+    if card == WILD_DRAW_FOUR or (options.start_2022 and not IS_NUMBER[card]):
+        raise UnoError(f"{top} is never left as the first discard: it goes back into the deck")
+    state = scenario(
+        options, hands=hands, top=top, color="red", deck=deck, turn=(dealer + 1) % options.players,
+        dealer=dealer, scores=scores, seed=seed,
+    )
+    _first_discard_effect(state, card, dealer)
     return state
 
 

@@ -12,7 +12,7 @@ import random
 import struct
 from typing import Any, Final
 
-from .cards import CODE_TO_CARD, CODES, NO_COLOR
+from .cards import CODE_TO_CARD, CODES, COLORS, NO_COLOR
 from .errors import UnoError
 from .moves import Move
 from .options import Options
@@ -134,6 +134,36 @@ class GameState:
     @property
     def move_count(self) -> int:
         return self._move_count
+
+    # --- the same facts as the view speaks them (codes and names, not ints) -----------------
+    # ``turn`` is the seat whose turn it is (it stays on the last seat once the match is over);
+    # ``awaiting`` is the same seat but None once over. ``uno_seat`` is the engine's int (-1
+    # when none); ``uno_window`` is the view's name and form (None when none).
+    @property
+    def top(self) -> str:
+        """The top discard's code, e.g. ``"R7"`` (``view["top"]``)."""
+        return CODES[self.discard[-1]]
+
+    @property
+    def color_name(self) -> str | None:
+        """The current colour, e.g. ``"red"``; None before the first colour is chosen
+        (``view["color"]``)."""
+        return COLORS[self.color] if self.color < NO_COLOR else None
+
+    @property
+    def phase_name(self) -> str:
+        """One of ``PHASE_NAMES``: play, drawn, color, challenge, stack, over
+        (``view["phase"]``)."""
+        return PHASE_NAMES[self.phase]
+
+    @property
+    def uno_window(self) -> int | None:
+        """The seat that may be caught for a missed Uno call, or None (``view["uno_window"]``)."""
+        return self.uno_seat if self.uno_seat >= 0 else None
+
+    def hand(self, seat: int) -> list[str]:
+        """``seat``'s cards as codes (``view(state, seat)["hand"]``)."""
+        return [CODES[c] for c in self.hands[seat]]
 
     # --- copying and serialisation -----------------------------------------------------------
     def copy(self) -> GameState:

@@ -66,6 +66,18 @@ def test_wild_shuffle_hands_and_custom_wild_score_40() -> None:
     assert state.last_hand is not None and state.last_hand["points"] == 40 + 40 + 50
 
 
+@pytest.mark.parametrize("single_hand", [False, True])
+def test_2022_rules_score_every_wild_50_whatever_its_type(single_hand: bool) -> None:
+    # "If played for points, each Wild card is worth 50 points regardless of type" (2022).
+    opts = Options(players=2, deck_2018=True, start_2022=True, single_hand=single_hand)
+    state = scenario(opts, hands=[["R1"], ["WS", "WC", "W", "W4"]], top="R3", deck=["Y1"])
+    apply(state, 0, play("R1"))
+    assert state.last_hand is not None
+    assert state.last_hand["points"] == 4 * 50
+    assert state.last_hand["hand_points"] == [0, 200]
+    assert state.scores[0] == 200
+
+
 def test_match_ends_when_a_player_reaches_target_score() -> None:
     opts = Options(players=2, target_score=100)
     state = scenario(opts, hands=[["R1"], ["W", "W4"]], top="R3", deck=["Y1"], scores=[10, 90])

@@ -1,0 +1,118 @@
+"""Pit the reference strategies against each other in-process and print win rates.
+
+    python -m bots.evaluate                    # 1,000 games per line, official rules
+    python -m bots.evaluate --games 300 --options '{"single_hand": true}'
+
+Heads-up, each pairing plays ``--games`` games with the seats alternated; then the three play
+``--games`` three-way games with the seats rotated. Game ``i`` of a line uses seed
+``--seed + i``, so a run is reproducible. Win rates come with 95% Wilson intervals; a game
+without a winner (a drawn match at the hand cap) counts as a win for nobody.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from games.uno import Move, Options, all_legal_moves, apply, new_game, view
+
+from .strategies import STRATEGIES, Strategy
+
+Z95 = 1.959963984540054
+
+
+def wilson(wins: int, games: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval of a win rate (95% by default)."""
+    if games == 0:
+        return 0.0, 1.0
+    rate = wins / games
+    denominator = 1 + z * z / games
+    centre = (rate + z * z / (2 * games)) / denominator
+    half = z * math.sqrt(rate * (1 - rate) / games + z * z / (4 * games * games)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def play_game(options: Options, seed: int, players: Sequence[Strategy]) -> int | None:
+    """One game; ``players[s]`` plays seat ``s``. Returns the winning seat (None: no winner).
+
+    Out-of-turn chances come first: while any seat other than the awaited one has a legal move
+    (a catch, a late Uno call, a jump-in), one of them (at random, as at a real table) is asked
+    and acts; then the awaited seat is asked. Each seat has its own RNG from the seed.
+    """
+    if len(players) != options.players:
+        raise ValueError(f"{len(players)} players for a {options.players}-seat game")
+    state = new_game(options, seed)
+    rngs = [random.Random(f"{seed}:{seat}") for seat in range(options.players)]
+    table = random.Random(f"{seed}:table")
+    while not state.finished:
+        awaited = state.awaiting
+        assert awaited is not None
+        others = [s for s in all_legal_moves(state) if s != awaited]
+        seat = others[table.randrange(len(others))] if others else awaited
+        answer = players[seat](view(state, seat), rngs[seat])
+        apply(state, seat, Move.from_json(answer))
+    return state.winner
+
+
+@dataclass
+class Tally:
+    names: tuple[str, ...]
+    wins: dict[str, int]
+    games: int = 0
+    no_winner: int = 0
+
+    def lines(self) -> list[str]:
+        title = " vs ".join(self.names)
+        out = [f"{title}: {self.games} games" + (
+            f", {self.no_winner} without a winner" if self.no_winner else ""
+        )]
+        for name in self.names:
+            wins = self.wins[name]
+            low, high = wilson(wins, self.games)
+            out.append(
+                f"  {name:<10} {wins / self.games:6.1%}  95% CI [{low:.1%}, {high:.1%}]"
+                f"  ({wins}/{self.games})"
+            )
+        return out
+
+
+def match_up(names: Sequence[str], games: int, options: Options, seed: int) -> Tally:
+    """``games`` games between the named strategies, seats rotated game by game."""
+    options = Options.from_json({**options.to_json(), "players": len(names)})
+    tally = Tally(tuple(names), dict.fromkeys(names, 0))
+    for i in range(games):
+        shift = i % len(names)
+        seating = [names[(s + shift) % len(names)] for s in range(len(names))]
+        winner = play_game(options, seed + i, [STRATEGIES[n] for n in seating])
+        tally.games += 1
+        if winner is None:
+            tally.no_winner += 1
+        else:
+            tally.wins[seating[winner]] += 1
+    return tally
+
+
+PAIRINGS = (("heuristic", "random"), ("heuristic", "greedy"), ("greedy", "random"))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=1000, help="games per line (1000)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the first game (1)")
+    parser.add_argument(
+        "--options", default="{}", help="engine options as JSON, players excluded ({})"
+    )
+    args = parser.parse_args(argv)
+    options = Options.from_json({**json.loads(args.options), "players": 2})
+    print(f"options: {json.dumps({k: v for k, v in options.to_json().items() if k != 'players'})}")
+    for pair in PAIRINGS:
+        print("\n".join(match_up(pair, args.games, options, args.seed).lines()))
+    print("\n".join(match_up(tuple(STRATEGIES), args.games, options, args.seed).lines()))
+
+
+if __name__ == "__main__":
+    main()
