@@ -1,9 +1,9 @@
 """Benchmark: signed bot round trips/s through ``BotTransport`` vs a bare aiohttp client.
 
-Run: ``python bench/roundtrip.py [--seconds 3] [--concurrency 1 16]``. It starts
+Run: ``python bench/roundtrip.py [--seconds 3] [--concurrency 1 16] [--rounds 3]``. It starts
 ``python -m bots.serve`` (greedy) as a separate process on 127.0.0.1, records turn payloads from
-real engine positions, then for each concurrency runs both clients for the same time against
-that server:
+real engine positions, then for each concurrency alternates both clients against that server
+(``rounds`` runs each, medians reported):
 
 * transport: ``BotTransport.post`` (guard, signing, one deadline, capped read, JSON parse);
 * bare: one ``aiohttp.ClientSession`` with a keep-alive pool, the same signed POST, ``json()``.
@@ -25,6 +25,7 @@ import contextlib
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import time
@@ -159,43 +160,59 @@ def bot_process(secret: str, strategy: str = "greedy") -> Iterator[str]:
         process.wait(10)
 
 
-async def _compare(url: str, secret: str, seconds: float, levels: list[int]) -> dict[str, Any]:
+async def _compare(
+    url: str, secret: str, seconds: float, levels: list[int], rounds: int
+) -> dict[str, dict[int, float]]:
+    """Median of ``rounds`` alternating runs per client and level (a busy machine's noise
+    falls on both clients alike)."""
     payloads = recorded_turns()
     transport = BotTransport(allow_private=True)
-    figures: dict[str, dict[int, float]] = {"transport": {}, "bare": {}}
+    samples: dict[str, dict[int, list[float]]] = {"transport": {}, "bare": {}}
     try:
         # Warm both pools first so neither pays for connecting in its figure.
         await round_trips(url, payloads, secret=secret, concurrency=2, seconds=0.3)
+        await round_trips(
+            url, payloads, secret=secret, concurrency=2, seconds=0.3, transport=transport
+        )
         for level in levels:
-            for name in ("transport", "bare"):
-                rate = await round_trips(
-                    url,
-                    payloads,
-                    secret=secret,
-                    concurrency=level,
-                    seconds=seconds,
-                    transport=transport if name == "transport" else None,
-                )
-                figures[name][level] = rate
-                print(f"{name:9} concurrency {level:3}: {rate:8.0f} round trips/s", flush=True)
+            for _ in range(rounds):
+                for name in ("transport", "bare"):
+                    rate = await round_trips(
+                        url,
+                        payloads,
+                        secret=secret,
+                        concurrency=level,
+                        seconds=seconds,
+                        transport=transport if name == "transport" else None,
+                    )
+                    samples[name].setdefault(level, []).append(rate)
+                    print(f"{name:9} concurrency {level:3}: {rate:8.0f} round trips/s", flush=True)
     finally:
         await transport.aclose()
-    return figures
+    return {
+        name: {level: statistics.median(rates) for level, rates in by_level.items()}
+        for name, by_level in samples.items()
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16])
+    parser.add_argument("--rounds", type=int, default=3, help="alternating runs; medians shown")
     parser.add_argument("--url", help="an already running bots.serve (with --secret)")
     parser.add_argument("--secret", help="its secret")
     args = parser.parse_args()
     if args.url:
-        figures = asyncio.run(_compare(args.url, args.secret, args.seconds, args.concurrency))
+        figures = asyncio.run(
+            _compare(args.url, args.secret, args.seconds, args.concurrency, args.rounds)
+        )
     else:
         secret = signing.new_secret()
         with bot_process(secret) as url:
-            figures = asyncio.run(_compare(url, secret, args.seconds, args.concurrency))
+            figures = asyncio.run(
+                _compare(url, secret, args.seconds, args.concurrency, args.rounds)
+            )
     parts = [
         f"{name} " + " ".join(f"{level}: {rate:.0f}/s" for level, rate in figures[name].items())
         for name in ("transport", "bare")

@@ -67,9 +67,10 @@ class Tally:
 
     def lines(self) -> list[str]:
         title = " vs ".join(self.names)
-        out = [f"{title}: {self.games} games" + (
-            f", {self.no_winner} without a winner" if self.no_winner else ""
-        )]
+        out = [
+            f"{title}: {self.games} games"
+            + (f", {self.no_winner} without a winner" if self.no_winner else "")
+        ]
         for name in self.names:
             wins = self.wins[name]
             low, high = wilson(wins, self.games)

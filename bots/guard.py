@@ -15,12 +15,14 @@ normalised before the check, so no spelling slips past as a "name".
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 MAX_URL_LENGTH = 2000
+_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?", re.IGNORECASE)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -104,8 +106,21 @@ def check_url(url: str) -> None:
         raise BadBotUrl("the URL must not have a #fragment")
     if not parts.hostname:
         raise BadBotUrl("the URL has no host")
+    if parse_ip(parts.hostname) is None:
+        _check_hostname(parts.hostname)
     if port == 0:
         raise BadBotUrl("the URL's port must be 1-65535")
+
+
+def _check_hostname(hostname: str) -> None:
+    """A DNS name: labels of 1-63 letters, digits, hyphens (IDNA for the rest), 253 in all."""
+    try:
+        ascii_name = hostname.rstrip(".").encode("idna").decode("ascii")
+    except UnicodeError:
+        raise BadBotUrl("the URL's host is not a valid name") from None
+    labels = ascii_name.split(".")
+    if len(ascii_name) > 253 or not all(_LABEL.fullmatch(label) for label in labels):
+        raise BadBotUrl("the URL's host is not a valid name")
 
 
 def _parse_ipv4_number(part: str) -> int | None:
@@ -202,7 +217,10 @@ def resolve(
         check_ip(str(literal), allow_private=allow_private)
         return [str(literal)]
     lookup = getaddrinfo or socket.getaddrinfo
-    infos = lookup(host, port, 0, socket.SOCK_STREAM)
+    try:
+        infos = lookup(host, port, 0, socket.SOCK_STREAM)
+    except UnicodeError as exc:  # a name the IDNA codec refuses cannot be resolved
+        raise socket.gaierror(socket.EAI_NONAME, f"{host!r} is not a valid name") from exc
     addresses: list[str] = []
     for family, *_rest, sockaddr in infos:
         if family not in (socket.AF_INET, socket.AF_INET6):

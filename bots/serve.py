@@ -28,30 +28,22 @@ from typing import Any
 from aiohttp import web
 
 from bots import signing
+from bots.strategies import STRATEGIES
 
 logger = logging.getLogger(__name__)
 
-Strategy = Callable[[dict[str, Any], random.Random], dict[str, Any]]
+Strategy = Callable[[Any, random.Random], dict[str, Any]]
 # Generous: an end notice carries the whole replay of the game.
 MAX_REQUEST_BYTES = 8 * 1024 * 1024
 
 
-def _first_legal(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
-    moves: list[dict[str, Any]] = view["legal_moves"]
-    return moves[0]
-
-
 def strategy_named(name: str) -> Strategy:
-    """The strategy from ``bots.strategies``; the first legal move if that module is absent."""
-    try:
-        from bots.strategies import STRATEGIES  # type: ignore[import-not-found,unused-ignore]
-    except ImportError:
-        logger.warning("bots.strategies is not available: playing the first legal move")
-        return _first_legal
+    """A strategy of ``bots.strategies`` by name (ValueError naming the choices if unknown)."""
     if name not in STRATEGIES:
-        known = ", ".join(sorted(STRATEGIES))
-        raise ValueError(f"unknown strategy {name!r}; choose one of: {known}")
-    return STRATEGIES[name]  # type: ignore[no-any-return]
+        raise ValueError(
+            f"unknown strategy {name!r}; choose one of: {', '.join(sorted(STRATEGIES))}"
+        )
+    return STRATEGIES[name]
 
 
 def _error(status: int, message: str) -> web.Response:

@@ -16,16 +16,25 @@ Nothing else in the project opens a connection to a user-supplied address. Every
 A bot's failure is never an exception: ``post`` returns a ``CallResult`` whose ``error`` is one
 of ``ERROR_KINDS``. Judging the answer (is the move legal?) is the caller's job.
 
-aiohttp was measured against requests and httpx before choosing it (docs in the report for
-issue 10): with keep-alive it made 3-4x more sequential round trips per second, and it kept
-scaling at 16 concurrent calls where httpx fell back.
+Use: ``default_transport().post_sync(...)`` from synchronous code (views, Celery tasks; the calls
+run on the transport's own loop thread, which a forked worker restarts for itself), or
+``await transport.post(...)`` from a long-lived event loop (``await transport.aclose()`` before
+the loop ends). A loop per call (``asyncio.run`` each time) works but pools nothing.
+
+The client library was chosen by measurement (issue 10): sequential keep-alive round trips to
+a local server ran at about 3,000/s with aiohttp's client, 800/s with requests and 700/s with
+httpx's async client; at 16 concurrent calls aiohttp reached 5,000-7,000/s where httpx fell to
+300-500/s. ``bench/roundtrip.py`` compares this transport with a bare aiohttp client.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import logging
+import math
+import os
 import socket
 import threading
 import time
@@ -86,6 +95,32 @@ def user_agent() -> str:
     return f"UnoArena/{version} (bot-protocol {PROTOCOL_VERSION})"
 
 
+# getaddrinfo blocks a thread until the name's DNS answers, whatever the call's deadline: a
+# pool of their own keeps slow names (a bot owner's choice) from starving the loop's default
+# executor. Names answered recently come from aiohttp's cache and need no thread.
+_DNS_THREADS = 16
+_dns_pool: concurrent.futures.ThreadPoolExecutor | None = None
+_dns_pool_lock = threading.Lock()
+
+
+def _dns_executor() -> concurrent.futures.ThreadPoolExecutor:
+    global _dns_pool
+    with _dns_pool_lock:
+        if _dns_pool is None:
+            _dns_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=_DNS_THREADS, thread_name_prefix="bot-dns"
+            )
+        return _dns_pool
+
+
+def _reset_dns_pool_after_fork() -> None:
+    global _dns_pool, _dns_pool_lock
+    _dns_pool, _dns_pool_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_reset_dns_pool_after_fork)
+
+
 class _GuardedResolver(AbstractResolver):
     """aiohttp resolver that only ever hands the connector addresses the guard accepted."""
 
@@ -97,7 +132,7 @@ class _GuardedResolver(AbstractResolver):
     ) -> list[ResolveResult]:
         loop = asyncio.get_running_loop()
         addresses = await loop.run_in_executor(
-            None, partial(guard.resolve, host, port, allow_private=self._allow_private)
+            _dns_executor(), partial(guard.resolve, host, port, allow_private=self._allow_private)
         )
         return [
             {
@@ -169,6 +204,23 @@ def _parse_json(raw: bytes) -> tuple[bool, Any, str]:
         return False, None, "the body is not JSON: nested too deeply"
 
 
+@lru_cache(maxsize=4096)  # only accepted URLs are remembered: a refusal raises
+def _checked_url(url: str, allow_private: bool) -> URL:
+    """The parsed URL after the syntax check, and the address check for IP literals."""
+    guard.check_url(url)
+    try:
+        target = URL(url)
+    except (ValueError, TypeError) as exc:  # what urlsplit accepted but aiohttp's parser not
+        raise guard.BadBotUrl(f"the URL is malformed: {exc}") from None
+    host = target.raw_host or ""
+    # aiohttp connects without asking the resolver to any host that looks like an IP
+    # address (a colon, or only digits and dots): every such host is checked here, and one
+    # we cannot read as an address is refused rather than handed to the OS to interpret.
+    if ":" in host or host.replace(".", "").isdigit() or guard.parse_ip(host) is not None:
+        guard.check_ip(host, allow_private=allow_private)
+    return target
+
+
 class BotTransport:
     """Signed, guarded POSTs to bots with pooled keep-alive connections (one pool per loop)."""
 
@@ -192,31 +244,49 @@ class BotTransport:
         self._lock = threading.Lock()
         self._thread_loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._pid = os.getpid()
 
     # -- sessions -------------------------------------------------------------------------------
 
+    def _forked(self) -> None:
+        """After a fork (Celery's prefork pool) the parent's loop thread and pooled sockets
+        are not ours: start afresh rather than wait on a thread that does not exist here."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._sessions = weakref.WeakKeyDictionary()
+            self._thread_loop = self._thread = None
+
     def _session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
-            connector = aiohttp.TCPConnector(
-                resolver=_GuardedResolver(allow_private=self.allow_private),
-                limit=_LIMIT,
-                limit_per_host=_LIMIT_PER_HOST,
-                keepalive_timeout=_KEEPALIVE_SECONDS,
-                ttl_dns_cache=_DNS_CACHE_SECONDS,
-            )
-            session = aiohttp.ClientSession(
-                connector=connector,
-                trust_env=False,  # no proxy from the environment: we connect where we checked
-                auto_decompress=False,
-                cookie_jar=aiohttp.DummyCookieJar(),  # a bot cannot set state for another
-                timeout=aiohttp.ClientTimeout(total=None),  # our own deadline governs
-                headers={"User-Agent": user_agent()},
-                skip_auto_headers=("Accept-Encoding",),
-            )
-            self._sessions[loop] = session
-        return session
+        with self._lock:
+            self._forked()
+            session = self._sessions.get(loop)
+            if session is None or session.closed:
+                session = self._new_session()
+                # A caller that ran a loop per call (asyncio.run) left a pool on each: drop
+                # those of closed loops so they can be collected. Prefer post_sync or one loop.
+                for stale in [other for other in self._sessions if other.is_closed()]:
+                    self._sessions.pop(stale, None)
+                self._sessions[loop] = session
+            return session
+
+    def _new_session(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(
+            resolver=_GuardedResolver(allow_private=self.allow_private),
+            limit=_LIMIT,
+            limit_per_host=_LIMIT_PER_HOST,
+            keepalive_timeout=_KEEPALIVE_SECONDS,
+            ttl_dns_cache=_DNS_CACHE_SECONDS,
+        )
+        return aiohttp.ClientSession(
+            connector=connector,
+            trust_env=False,  # no proxy from the environment: we connect where we checked
+            auto_decompress=False,
+            cookie_jar=aiohttp.DummyCookieJar(),  # a bot cannot set state for another
+            timeout=aiohttp.ClientTimeout(total=None),  # our own deadline governs
+            headers={"User-Agent": user_agent()},
+            skip_auto_headers=("Accept-Encoding",),
+        )
 
     # -- calls ----------------------------------------------------------------------------------
 
@@ -238,7 +308,7 @@ class BotTransport:
             "Accept-Encoding": "identity",
             **signing.headers_for(secrets, msg_id, int(time.time()), body),
         }
-        deadline = min(max(float(timeout), 0.001), self.max_timeout)
+        deadline = self._deadline(timeout)
         try:
             target = self._checked_url(url)
             async with asyncio.timeout(deadline):
@@ -261,14 +331,16 @@ class BotTransport:
             detail = f"unexpected failure: {type(exc).__name__}: {exc}"
             return _result(started, error="reset", detail=detail[:500])
 
+    def _deadline(self, timeout: float) -> float:
+        """The call's deadline in seconds: at most ``max_timeout``, nonsense counts as that."""
+        deadline = float(timeout)
+        if not math.isfinite(deadline) or deadline > self.max_timeout:
+            deadline = self.max_timeout
+        return max(deadline, 0.001)
+
     def _checked_url(self, url: str) -> URL:
-        guard.check_url(url)
-        target = URL(url)
-        host = target.raw_host or ""
-        if guard.parse_ip(host) is not None:
-            # aiohttp connects to IP literals without asking the resolver: check them here.
-            guard.check_ip(host, allow_private=self.allow_private)
-        return target
+        # Parsing and checking cost more than signing; a bot's URL is called every turn.
+        return _checked_url(url, self.allow_private)
 
     async def _exchange(
         self, started: float, target: URL, body: bytes, headers: dict[str, str]
@@ -299,6 +371,7 @@ class BotTransport:
 
     def _loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
+            self._forked()
             if self._thread_loop is None or self._thread_loop.is_closed():
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(
@@ -321,7 +394,11 @@ class BotTransport:
             self.post(url, payload, secrets=secrets, timeout=timeout), self._loop()
         )
         # The call has its own deadline; the margin only guards against a wedged loop.
-        return future.result(timeout=min(float(timeout), self.max_timeout) + 5.0)
+        try:
+            return future.result(timeout=self._deadline(timeout) + 5.0)
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise
 
     # -- shutdown -------------------------------------------------------------------------------
 

@@ -11,8 +11,8 @@ the first segment of its path (``/drip``, ``/status/503``) or, for ``/``, the se
 
 Modes:
   ok              200 {"move": <first legal move>} (``{"move": null}`` without legal moves)
-  slow            like ok, after ``delay`` seconds
-  drip            a valid ok answer sent one byte every ``drip_interval`` seconds
+  slow[/<s>]      like ok, after ``delay`` (or s) seconds
+  drip[/<s>]      a valid ok answer sent one byte every ``drip_interval`` (or s) seconds
   hang            reads the request and never answers (until the server stops)
   reset           reads the request, then resets the connection (RST)
   hangup          reads the request, then closes the connection without a word
@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import struct
 import threading
 from dataclasses import dataclass, field
@@ -91,6 +92,7 @@ class FaultServer:
     drip_interval: float = 0.05
     huge_size: int = 10 * 1024 * 1024
     host: str = "127.0.0.1"
+    tls: ssl.SSLContext | None = None  # serve https with this context
     requests: list[RecordedRequest] = field(default_factory=list)
     calls: int = 0
     connections: int = 0
@@ -125,7 +127,7 @@ class FaultServer:
 
     async def _start(self) -> None:
         self._stopping = asyncio.Event()
-        self._server = await asyncio.start_server(self._handle, self.host, 0)
+        self._server = await asyncio.start_server(self._handle, self.host, 0, ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:
@@ -156,7 +158,8 @@ class FaultServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}/"
+        scheme = "https" if self.tls else "http"
+        return f"{scheme}://{self.host}:{self.port}/"
 
     def url_for(self, mode: str) -> str:
         return f"{self.url}{mode}"
@@ -237,7 +240,7 @@ class FaultServer:
                 failing = self._flaky_count % 2 == 0
             mode = "status" if failing else "ok"
         if mode == "slow":
-            await asyncio.sleep(self.delay)
+            await asyncio.sleep(_seconds(arg, self.delay))
             mode = "ok"
         if mode == "hang":
             assert self._stopping is not None
@@ -254,7 +257,7 @@ class FaultServer:
             for byte in self._ok(request):
                 writer.write(bytes([byte]))
                 await writer.drain()
-                await asyncio.sleep(self.drip_interval)
+                await asyncio.sleep(_seconds(arg, self.drip_interval))
             return True
         if mode == "huge_chunked":
             head = (
@@ -301,6 +304,13 @@ class FaultServer:
         if mode == "no_move":
             return self._response(200, b"{}")
         raise ValueError(f"unknown fault mode {mode!r}")
+
+
+def _seconds(arg: str, default: float) -> float:
+    try:
+        return float(arg) if arg else default
+    except ValueError:
+        return default
 
 
 def refused_url() -> tuple[str, socket.socket]:

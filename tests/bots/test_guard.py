@@ -204,6 +204,9 @@ def test_a_name_that_does_not_resolve_raises_the_dns_error() -> None:
         "http://127.0.0.1:9001",
         "http://[::1]:9001/",
         "HTTPS://BOT.EXAMPLE/",
+        "http://bot_1.example/",
+        "http://münchen.example/",
+        "http://bot.example./",
     ],
 )
 def test_check_url_accepts_plain_http_and_https_urls(url: str) -> None:
@@ -231,6 +234,11 @@ def test_check_url_accepts_plain_http_and_https_urls(url: str) -> None:
         ("http://bot.example/\r\nHost: evil", "control"),
         ("http://bot.example\\@169.254.169.254/", "backslash"),
         ("http://bot.example/" + "a" * 2000, "longer"),
+        ("http://a..b/", "not a valid name"),
+        ("http://%00/", "not a valid name"),
+        ("http://ex%41mple.org/", "not a valid name"),
+        ("http://-bot.example/", "not a valid name"),
+        ("http://" + "a" * 64 + ".example/", "not a valid name"),
     ],
 )
 def test_check_url_refuses_what_is_not_a_plain_http_url(url: str, why: str) -> None:

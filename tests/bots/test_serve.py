@@ -135,3 +135,20 @@ def test_python_m_bots_serve_runs_as_a_real_process(transport: BotTransport) -> 
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.mark.parametrize("strategy", ["random", "greedy", "heuristic"])
+def test_every_reference_strategy_can_be_served(transport: BotTransport, strategy: str) -> None:
+    url, stop = serve_in_thread(strategy, BOB_SECRET, seed=2)
+    try:
+        for seed in range(5):
+            payload = turn_payload(seed=seed)
+            result = transport.post_sync(url, payload, secrets=[BOB_SECRET], timeout=2)
+            assert result.ok and result.body["move"] in payload["legal_moves"]
+    finally:
+        stop()
+
+
+def test_an_unknown_strategy_is_refused_at_start_naming_the_choices() -> None:
+    with pytest.raises(ValueError, match="greedy"):
+        serve_in_thread("clairvoyant", BOB_SECRET)

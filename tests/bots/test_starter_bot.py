@@ -57,12 +57,20 @@ def signed(
 
 def turn_body(state: Any, seat: int) -> str:
     seat_view = view(state, seat)
-    return json.dumps({
-        "protocol": 1, "type": "turn", "game": 7, "version": state.move_count, "seat": seat,
-        "options": state.options.to_json(), "view": seat_view,
-        "legal_moves": seat_view["legal_moves"], "budget_ms": 2000,
-        "latency": {"p50_ms": 1.0, "p99_ms": 5.0},
-    })
+    return json.dumps(
+        {
+            "protocol": 1,
+            "type": "turn",
+            "game": 7,
+            "version": state.move_count,
+            "seat": seat,
+            "options": state.options.to_json(),
+            "view": seat_view,
+            "legal_moves": seat_view["legal_moves"],
+            "budget_ms": 2000,
+            "latency": {"p50_ms": 1.0, "p99_ms": 5.0},
+        }
+    )
 
 
 def post(conn: http.client.HTTPConnection, body: str, headers: dict[str, str]) -> tuple[int, Any]:
@@ -116,13 +124,10 @@ def test_it_rejects_a_bad_signature_or_a_stale_timestamp_with_401(bot: int, tamp
         "body_changed": lambda: signed(body.replace('"game": 7', '"game": 8')),
         "stale": lambda: signed(body, at=now - timedelta(minutes=6)),
         "from_the_future": lambda: signed(body, at=now + timedelta(minutes=6)),
-        "no_signature": lambda: {
-            k: v for k, v in signed(body).items() if k != "webhook-signature"
-        },
+        "no_signature": lambda: {k: v for k, v in signed(body).items() if k != "webhook-signature"},
         "not_v1": lambda: {
-            **signed(body), "webhook-signature": signed(body)["webhook-signature"].replace(
-                "v1,", "v2,"
-            )
+            **signed(body),
+            "webhook-signature": signed(body)["webhook-signature"].replace("v1,", "v2,"),
         },
     }[tamper]()
     conn = http.client.HTTPConnection("127.0.0.1", bot, timeout=10)
@@ -136,8 +141,15 @@ def test_it_acknowledges_start_and_end_notices_with_204(bot: int) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", bot, timeout=10)
     for notice in (
         {"protocol": 1, "type": "start", "game": 7, "seat": 0, "options": {"players": 2}},
-        {"protocol": 1, "type": "end", "game": 7, "seat": 0, "options": {"players": 2},
-         "result": {"winner": 0, "scores": [30, 0]}, "replay": {"moves": []}},
+        {
+            "protocol": 1,
+            "type": "end",
+            "game": 7,
+            "seat": 0,
+            "options": {"players": 2},
+            "result": {"winner": 0, "scores": [30, 0]},
+            "replay": {"moves": []},
+        },
     ):
         body = json.dumps(notice)
         assert post(conn, body, signed(body)) == (204, None)

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import ssl
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -138,6 +142,13 @@ def test_each_fault_is_the_right_error_kind(
     assert (result.error, result.ok) == (kind, False), result.detail
 
 
+def test_a_reply_just_inside_the_deadline_is_taken(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    result = call(transport, fault_bot.url_for("slow/0.05"), timeout=5)
+    assert result.ok and result.body == {"move": LEGAL[0]}
+
+
 def test_a_refused_connection_is_a_connect_error(transport: BotTransport, refused: str) -> None:
     result = call(transport, refused)
     assert result.error == "connect" and result.status is None
@@ -169,6 +180,15 @@ def test_a_call_after_a_timed_out_one_gets_a_fresh_answer(
     assert call(transport, fault_bot.url_for("hang"), timeout=SHORT).error == "timeout"
     after = call(transport, fault_bot.url)
     assert after.ok and after.body == {"move": LEGAL[0]}
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), float("inf"), 0, -1])
+def test_a_nonsense_timeout_still_ends_the_call(fault_bot: FaultServer, timeout: float) -> None:
+    capped = BotTransport(allow_private=True, max_timeout=SHORT)
+    try:
+        assert call(capped, fault_bot.url_for("hang"), timeout=timeout).error == "timeout"
+    finally:
+        capped.close()
 
 
 def test_the_timeout_is_capped_by_the_maximum(fault_bot: FaultServer) -> None:
@@ -212,6 +232,8 @@ def test_without_allow_private_a_loopback_bot_is_blocked_and_never_called(
         "http://0.0.0.0:80/",
         "http://[::]:80/",
         "http://224.0.0.1/",
+        "http://1.2.3.4.5/",  # looks numeric to aiohttp (no DNS), is no address: refused
+        "http://[fe80::1%25eth0]/",
     ],
 )
 def test_special_addresses_are_blocked_even_with_allow_private(
@@ -248,3 +270,65 @@ def test_concurrent_async_calls_all_complete(fault_bot: FaultServer) -> None:
 
     results = asyncio.run(run())
     assert [r.error for r in results] == [None] * 12 + ["timeout"] * 2 + ["status"] * 2
+
+
+def _call_in_child(transport: BotTransport, url: str, answers: Any) -> None:
+    result = transport.post_sync(url, TURN, secrets=[ALICE_SECRET], timeout=2)
+    answers.put((result.error, result.body))
+
+
+def test_a_forked_worker_calls_on_a_loop_of_its_own(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    """Celery's prefork pool forks after the parent may have used the transport: the child
+    must not wait on the parent's loop thread, which does not exist in the child."""
+    import multiprocessing
+
+    assert call(transport, fault_bot.url).ok  # the parent's loop thread is running now
+    fork = multiprocessing.get_context("fork")
+    answers = fork.Queue()
+    child = fork.Process(target=_call_in_child, args=(transport, fault_bot.url, answers))
+    child.start()
+    child.join(30)
+    assert child.exitcode == 0
+    assert answers.get(timeout=5) == (None, {"move": LEGAL[0]})
+
+
+def test_the_host_header_keeps_the_name_while_the_checked_address_is_dialled(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    assert call(transport, f"http://localhost:{fault_bot.port}/").ok
+    assert fault_bot.requests[0].headers["host"] == f"localhost:{fault_bot.port}"
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_an_https_bot_with_an_untrusted_certificate_is_not_called(
+    transport: BotTransport, tmp_path: Path
+) -> None:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    with FaultServer(tls=context) as bot:
+        result = call(transport, f"https://localhost:{bot.port}/")
+        assert result.error == "connect" and "certificate" in result.detail.lower()
+        assert bot.calls == 0
