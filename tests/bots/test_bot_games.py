@@ -18,6 +18,7 @@ from bots.serve import serve_in_thread
 from bots.transport import BotTransport
 from games import uno as engine
 from games.models import Game, GameStatus, MoveRecord, MoveSource
+from tests.bots.fault_server import FaultServer
 from tests.bots.helpers import bot_table, close_default_transport, register
 from tests.games.conftest import client_for
 
@@ -137,3 +138,47 @@ def _play_as_bob(bob_api: APIClient, gid: int) -> None:
         assert answer.status_code == 201, answer.content
         view = answer.json()
     raise AssertionError("the game did not end")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_persons_move_is_answered_while_the_bot_is_still_thinking(
+    settings: Any, alice: Any, bob: Any
+) -> None:
+    """The bot never answers (its budget is 5 s): bob's move comes back while the server's
+    call to the bot for the next decision is open, with no move made for the bot yet."""
+    settings.BOTS_RUNNER = "thread"
+    settings.BOTS_TURN_TIMEOUT_MS = 5000
+    dispatch.forget()
+    fault = FaultServer(mode="hang").start()
+    try:
+        bot, _ = register(alice, "thinker", fault.url)
+        alice_api, bob_api = client_for(alice), client_for(bob)
+        table = {"seats": 2, "join": False, "options": {"single_hand": True}}
+        gid = alice_api.post("/api/games/", table, format="json").json()["id"]
+        alice_api.post(f"/api/games/{gid}/join/", {"bot": bot.pk}, format="json")
+        bob_api.post(f"/api/games/{gid}/join/", {"seat": 1}, format="json")
+        alice_api.post(f"/api/games/{gid}/start/")
+        played = _move_until_the_bot_is_awaited(bob_api, gid)
+        # The server's call for the bot's decision at that version arrives (it is open: the
+        # bot hangs), and nothing has been played for the bot since bob's answer.
+        version = played["version"]
+        _wait_for(lambda: any(r.json().get("version") == version for r in fault.requests
+                              if r.body))
+        assert not MoveRecord.objects.filter(game_id=gid, version__gt=version).exists()
+    finally:
+        fault.stop()  # the open call fails at once (a strike), so the pool drains quickly
+        dispatch.drain()
+
+
+def _move_until_the_bot_is_awaited(bob_api: APIClient, gid: int) -> dict[str, Any]:
+    for _ in range(50):
+        view = bob_api.get(f"/api/games/{gid}/view/?wait=20&until=turn").json()
+        assert view["status"] == "running" and view["view"]["awaiting"] == 1
+        legal = view["view"]["legal_moves"]
+        move = next((m for m in legal if m["type"] in ("play", "keep")), legal[0])
+        answer = bob_api.post(f"/api/games/{gid}/moves/",
+                              {"version": view["version"], "move": move}, format="json")
+        assert answer.status_code == 201, answer.content
+        if answer.json()["view"]["awaiting"] == 0:
+            return dict(answer.json())
+    raise AssertionError("the bot's turn never came")

@@ -142,3 +142,17 @@ def test_a_bot_that_never_answers_is_forfeited_at_max_strikes_and_the_game_still
     assert timeouts.count() == 2
     # The notices went out, and their failures struck nobody.
     assert BotCall.objects.filter(bot=player, kind="end", error="").count() == 1
+
+
+def test_a_flaky_bot_is_struck_for_each_failure_and_plays_the_rest(
+    alice: Any, fault_bot: FaultServer, transport: BotTransport
+) -> None:
+    bots = [register(alice, f"flaky{i}", fault_bot.url_for("flaky"))[0] for i in range(2)]
+    game = runner.play_game(bot_table(alice, bots, max_strikes=100).pk, transport=transport)
+    assert game.status == GameStatus.FINISHED
+    turns = BotCall.objects.filter(game_id=game.pk, kind="turn")
+    struck = turns.filter(error="status", outcome="strike").count()
+    moved = turns.filter(error="", outcome="move").count()
+    assert struck and moved and struck + moved == turns.count()
+    strikes = GameEvent.objects.filter(game_id=game.pk, kind=EventKind.STRIKE)
+    assert strikes.count() == struck and {e.data["reason"] for e in strikes} == {"status"}
