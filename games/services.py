@@ -452,8 +452,9 @@ def _after_move(
     move_type: str | None = None,
     forfeited: set[int] | None = None,
 ) -> None:
-    """The one hook after the game changed: finish it, play forfeited seats, and arm whatever
-    the awaited seat needs (the turn clock now; a bot call once bots exist)."""
+    """The one hook after the game changed: finish it, play forfeited seats, and arm the
+    awaited seat's turn clock. (A seat a bot drives hears of its turn through
+    ``games.hooks``, told by ``notify.announce`` once the change commits.)"""
     if forfeited is None:
         forfeited = set(game.seats.filter(forfeited=True).values_list("index", flat=True))
     for _ in range(_MAX_SERVER_MOVES):
