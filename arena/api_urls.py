@@ -9,6 +9,7 @@ from arena.api_errors import api_not_found
 urlpatterns: list = [
     path("", include("games.urls")),
     path("", include("arena.accounts.urls")),
+    path("", include("bots.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path(

@@ -216,6 +216,18 @@ CELERY_BEAT_SCHEDULE = {
 BOTS_ALLOW_PRIVATE = env.bool("BOTS_ALLOW_PRIVATE", not PRODUCTION)
 # The longest a table may give a bot to answer one call (connect, send and read together).
 BOTS_MAX_TIMEOUT_SECONDS = env.int("BOTS_MAX_TIMEOUT_SECONDS", 10, minimum=1)
+# The time a bot gets for one decision (capped by the above and by the table's turn clock).
+BOTS_TURN_TIMEOUT_MS = env.int("BOTS_TURN_TIMEOUT_MS", 1000, minimum=1)
+# Who plays bot seats: "celery" (a task per decision), "thread" (a pool in the web process:
+# the embedded default, which has no broker), "off" (a driver such as a tournament worker
+# plays its games itself). Empty: "thread" without a broker, else "celery".
+BOTS_RUNNER = env.str("BOTS_RUNNER", "")
+BOTS_THREADS = env.int("BOTS_THREADS", 4, minimum=1)
+# After a secret rotation, calls carry the old secret's signature too for this long.
+BOTS_SECRET_GRACE_HOURS = env.int("BOTS_SECRET_GRACE_HOURS", 24, minimum=0)
+# Calls kept in each bot's log (the per-bot aggregates are kept for good).
+BOTS_CALL_LOG_KEEP = env.int("BOTS_CALL_LOG_KEEP", 500, minimum=10)
+
 # --- Long polls (games/waits.py) -----------------------------------------------------------
 # Each waiting request holds a web thread: keep these well below the threads of a web process
 # (docker-compose.yml and the Dockerfile run 16), so moves and /healthz/ always find one.
@@ -300,6 +312,16 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {},
+    # Bot protocol 1: what the server POSTs to bots (bots/protocol.py), as x-webhooks.
+    "WEBHOOKS": [
+        "bots.protocol.TURN_WEBHOOK",
+        "bots.protocol.START_WEBHOOK",
+        "bots.protocol.END_WEBHOOK",
+    ],
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "bots.protocol.webhooks_as_extension",
+    ],
 }
 
 # --- Production hardening -----------------------------------------------------------------

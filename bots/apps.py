@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class BotsConfig(AppConfig):
     name = "bots"
     verbose_name = "Bots"
+
+    def ready(self) -> None:
+        # Games know bots only through these hooks (the import arrow is games <- bots).
+        from bots import dispatch, services
+        from games import hooks
+
+        hooks.on_change(dispatch.on_change)
+        hooks.set_seat_check(services.seat_check)

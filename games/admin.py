@@ -31,7 +31,7 @@ class ReadOnly:
 class SeatInline(ReadOnly, admin.TabularInline):
     model = Seat
     extra = 0
-    fields = ("index", "user", "strikes", "forfeited", "joined_at")
+    fields = ("index", "user", "bot", "strikes", "forfeited", "joined_at")
 
 
 @admin.register(Game)

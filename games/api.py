@@ -59,6 +59,7 @@ from games.serializers import (
     GameCreateInput,
     GameOut,
     JoinInput,
+    LeaveInput,
     MoveInput,
     MovePlayedOut,
     MoveQuery,
@@ -207,7 +208,9 @@ class GameJoinApi(APIView):
         operation_id="games_join",
         tags=GAMES,
         summary="Take a seat",
-        description="Takes the lowest free seat, or `seat` if given. One seat per user.",
+        description="Takes the lowest free seat, or `seat` if given. One seat per user. With "
+        "`bot`, seats one of your enabled bots instead (one seat per bot; you may sit at the "
+        "same table yourself): the server plays that seat by calling the bot.",
         parameters=[GAME_ID],
         request=JoinInput,
         responses={
@@ -216,7 +219,7 @@ class GameJoinApi(APIView):
                 "The game with your seat (`my_seat`).",
                 examples=[_example("Seated at 1", examples.GAME_JOINED)],
             ),
-            **error_responses(400, 401, 404, 409, raises=[
+            **error_responses(400, 401, 403, 404, 409, raises=[
                 ValidationError({"seat": ["This table's seats are 0 to 1."]}),
                 AlreadySeated(), SeatTaken(), GameFull(), GameNotOpen(),
             ]),
@@ -226,12 +229,16 @@ class GameJoinApi(APIView):
                 "The lowest free seat", examples.JOIN_REQUEST_ANY, "An empty body (or none)."
             ),
             _request_example("A given seat", examples.JOIN_REQUEST_SEAT),
+            _request_example("Seat your bot 3 at seat 1", examples.JOIN_REQUEST_BOT),
         ],
     )
     def post(self, request: Request, id: int) -> Response:
         body = JoinInput(data=request.data)
         body.is_valid(raise_exception=True)
-        services.seat_join(game_id=id, user=request.user, index=body.validated_data.get("seat"))
+        data = body.validated_data
+        services.seat_join(
+            game_id=id, user=request.user, index=data.get("seat"), bot_id=data.get("bot")
+        )
         return Response(_game_out(id, request))
 
 
@@ -240,9 +247,10 @@ class GameLeaveApi(APIView):
         operation_id="games_leave",
         tags=GAMES,
         summary="Give up your seat before the start",
-        description="When the last player leaves, the game is aborted.",
+        description="When the last player leaves, the game is aborted. With `bot`, takes your "
+        "bot off its seat.",
         parameters=[GAME_ID],
-        request=None,
+        request=LeaveInput,
         responses={
             200: OpenApiResponse(
                 GameOut,
@@ -253,9 +261,15 @@ class GameLeaveApi(APIView):
                 NotAPlayer(), GameNotOpen("You can only leave before the game starts."),
             ]),
         },
+        examples=[
+            _request_example("Leave yourself", examples.JOIN_REQUEST_ANY, "An empty body."),
+            _request_example("Take your bot 3 off", examples.LEAVE_REQUEST_BOT),
+        ],
     )
     def post(self, request: Request, id: int) -> Response:
-        services.seat_leave(game_id=id, user=request.user)
+        body = LeaveInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.seat_leave(game_id=id, user=request.user, bot_id=body.validated_data.get("bot"))
         return Response(_game_out(id, request))
 
 

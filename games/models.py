@@ -78,13 +78,22 @@ class Game(models.Model):
 
 
 class Seat(models.Model):
-    """One chair at a table. Driven by an API user now; a ``bot`` FK will join ``user`` later
-    (exactly one of them set once taken), with the bot runner called from the same hook."""
+    """One chair at a table, driven by an API ``user`` or by a ``bot`` the server calls
+    (exactly one of them set once taken). Games know nothing of bots beyond this reference:
+    the bots app drives its seats through ``games.hooks``."""
 
     game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
     index = models.PositiveSmallIntegerField()
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="seats",
+    )
+    # A lazy reference: the bots app depends on games, never the other way round.
+    bot = models.ForeignKey(
+        "bots.Bot",
         on_delete=models.PROTECT,
         null=True,
         blank=True,
@@ -103,6 +112,15 @@ class Seat(models.Model):
                 condition=models.Q(user__isnull=False),
                 name="seat_one_per_user",
             ),
+            models.UniqueConstraint(
+                fields=("game", "bot"),
+                condition=models.Q(bot__isnull=False),
+                name="seat_one_per_bot",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(user__isnull=True) | models.Q(bot__isnull=True),
+                name="seat_user_or_bot",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -110,13 +128,22 @@ class Seat(models.Model):
 
     @property
     def is_taken(self) -> bool:
-        return self.user_id is not None
+        return self.user_id is not None or self.bot_id is not None
+
+    @property
+    def player(self) -> str | None:
+        """The name a seat shows: its user's, or ``bot:<name>`` (loads the row if needed)."""
+        if self.user_id is not None:
+            return self.user.get_username()
+        if self.bot_id is not None:
+            return f"bot:{self.bot}"
+        return None
 
 
 class MoveSource(models.TextChoices):
     PLAYER = "player", "Player"
     CLOCK = "clock", "Turn clock ran out"
-    SERVER = "server", "Server (forfeited seat)"
+    SERVER = "server", "Server (forfeited seat, or a bot's failed call)"
 
 
 class MoveRecord(models.Model):

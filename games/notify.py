@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 
 from django.db import connections, transaction
 
+from games import hooks
+
 if TYPE_CHECKING:
     from games.models import Game
 
@@ -110,11 +112,15 @@ _listener: _Listener | None = None
 
 def announce(game: Game) -> None:
     """Wake this process's waiters of ``game`` once the current transaction commits (other
-    processes hear of it from the database trigger). The change is read off ``game`` at the
-    commit, so several announcements in one transaction all tell its final state."""
-    transaction.on_commit(
-        lambda: _wake(game.pk, Change(game.version, game.awaiting, str(game.status)))
-    )
+    processes hear of it from the database trigger) and tell ``games.hooks``' listeners. The
+    change is read off ``game`` at the commit, so several announcements in one transaction
+    all tell its final state."""
+    transaction.on_commit(lambda: _announced(game))
+
+
+def _announced(game: Game) -> None:
+    _wake(game.pk, Change(game.version, game.awaiting, str(game.status)))
+    hooks.changed(game)  # seats driven by the server (bots) hear of it here
 
 
 @contextmanager

@@ -192,12 +192,17 @@ def _game_public_sql(vendor: str) -> str:
     users, name = _q(user.db_table), _q(user.get_field(get_user_model().USERNAME_FIELD).column)
     user_id, user_key = _q(seat.get_field("user").column), _q(user.pk.column)
     creator = _q(Game._meta.get_field("created_by").column)
+    # A seat a bot drives shows "bot:<name>" (the bots app's table, reached through the FK).
+    bot_field = seat.get_field("bot")
+    bots, bot_id = _q(bot_field.related_model._meta.db_table), _q(bot_field.column)
+    player = f"COALESCE(u.{name}, 'bot:' || b.{_q('name')})"
     return (
-        f"SELECT {_select_list(Game, 'g')}, c.{name}, s.{_q('index')}, s.{user_id}, u.{name}, "
+        f"SELECT {_select_list(Game, 'g')}, c.{name}, s.{_q('index')}, s.{user_id}, {player}, "
         f"s.{_q('strikes')}, s.{_q('forfeited')} "
         f"FROM {_q(Game._meta.db_table)} g LEFT JOIN {users} c ON c.{user_key} = g.{creator} "
         f"JOIN {_q(seat.db_table)} s ON s.{_q(seat.get_field('game').column)} = g.{_q('id')} "
         f"LEFT JOIN {users} u ON u.{user_key} = s.{user_id} "
+        f"LEFT JOIN {bots} b ON b.{_q('id')} = s.{bot_id} "
         f"WHERE g.{_q('id')} = %s ORDER BY s.{_q('index')}"
     )
 

@@ -33,7 +33,7 @@ def game_list(
 ) -> QuerySet[Game]:
     filters = filters or {}
     qs = _with_seats().annotate(
-        open_seat_count=Count("seats", filter=Q(seats__user__isnull=True))
+        open_seat_count=Count("seats", filter=Q(seats__user__isnull=True, seats__bot__isnull=True))
     ).order_by("-created_at", "-id")
     if filters.get("status"):
         qs = qs.filter(status=filters["status"])
@@ -46,7 +46,7 @@ def game_list(
 
 def _with_seats() -> QuerySet[Game]:
     """Games with their creator and seats (with players) attached: two queries."""
-    seats = Prefetch("seats", queryset=Seat.objects.select_related("user").order_by("index"))
+    seats = Prefetch("seats", queryset=Seat.objects.select_related("user", "bot").order_by("index"))
     return Game.objects.select_related("created_by").prefetch_related(seats)
 
 
@@ -335,7 +335,7 @@ def game_replay(*, game: Game) -> dict[str, Any]:
         "end_reason": game.end_reason,
         "options": game.options,
         "seed": game.seed,
-        "players": [s.user.get_username() if s.user else None for s in game.seats.all()],
+        "players": [s.player for s in game.seats.all()],
         "winner": game.winner,
         "scores": game.scores,
     }

@@ -121,7 +121,7 @@ class SeatOut(serializers.ModelSerializer):
         fields = ("index", "player", "strikes", "forfeited")
 
     def get_player(self, seat: Seat) -> str | None:
-        return seat.user.get_username() if seat.user else None
+        return seat.player
 
 
 class GameOut(serializers.ModelSerializer):
@@ -143,7 +143,7 @@ class GameOut(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_open_seats(self, game: Game) -> int:
-        return sum(1 for s in game.seats.all() if s.user_id is None)
+        return sum(1 for s in game.seats.all() if not s.is_taken)
 
     def get_my_seat(self, game: Game) -> int | None:
         request = self.context.get("request")
@@ -170,7 +170,7 @@ def game_out_data(
              "forfeited": s.forfeited}
             for s in seats
         ],
-        "open_seats": sum(1 for s in seats if s.user_id is None),
+        "open_seats": sum(1 for s in seats if s.player is None),
         "my_seat": next((s.index for s in seats if user_id is not None and s.user_id == user_id),
                         None),
         "version": game.version,
@@ -199,6 +199,17 @@ class JoinInput(StrictInput):
     seat = StrictIntegerField(
         min_value=0, max_value=9, required=False, help_text="A specific free seat; default "
         "the lowest free one."
+    )
+    bot = StrictIntegerField(
+        min_value=1, required=False, help_text="Seat one of your enabled bots instead of "
+        "yourself: the server then plays that seat by calling the bot."
+    )
+
+
+class LeaveInput(serializers.Serializer):
+    # Not strict: leaving always ignored its body, and clients may still send one.
+    bot = StrictIntegerField(
+        min_value=1, required=False, help_text="Take your bot off its seat instead."
     )
 
 

@@ -20,10 +20,11 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
+from django.db.models import Q
 from rest_framework.exceptions import ValidationError
 
 from arena import metrics
-from games import clock, notify, rows
+from games import clock, hooks, notify, rows
 from games import uno as engine
 from games.errors import (
     AlreadySeated,
@@ -158,9 +159,15 @@ def game_create(
     return game
 
 
-def _seat_take(game: Game, user: AbstractBaseUser, index: int | None) -> Seat:
+def _seat_take(
+    game: Game, user: AbstractBaseUser, index: int | None, bot_id: int | None = None
+) -> Seat:
     seats = rows.seats_of(game.pk)  # one read, judged here
-    if any(s.user_id == user.pk for s in seats):
+    if bot_id is not None:
+        # The bot is the player: its owner may sit too, in another seat (one seat per bot).
+        if any(s.bot_id == bot_id for s in seats):
+            raise AlreadySeated("That bot already has a seat in this game.")
+    elif any(s.user_id == user.pk for s in seats):
         raise AlreadySeated()
     if index is not None:
         seat = next((s for s in seats if s.index == index), None)
@@ -172,37 +179,52 @@ def _seat_take(game: Game, user: AbstractBaseUser, index: int | None) -> Seat:
         seat = next((s for s in seats if not s.is_taken), None)
         if seat is None:
             raise GameFull()
-    seat.user = user
+    if bot_id is not None:
+        seat.bot_id = bot_id
+    else:
+        seat.user = user
     seat.joined_at = clock.now()
-    seat.save(update_fields=["user", "joined_at"])
-    _event(game, EventKind.JOINED, seat=seat.index, player=user.get_username())
+    seat.save(update_fields=["user", "bot", "joined_at"])
+    _event(game, EventKind.JOINED, seat=seat.index, player=seat.player)
     return seat
 
 
 @transaction.atomic
-def seat_join(*, game_id: int, user: AbstractBaseUser, index: int | None = None) -> Seat:
+def seat_join(
+    *, game_id: int, user: AbstractBaseUser, index: int | None = None, bot_id: int | None = None
+) -> Seat:
+    """Take a seat for ``user``, or for their bot ``bot_id`` (``hooks.check_seat`` decides
+    whether they may seat it; the server then drives that seat)."""
+    if bot_id is not None:
+        hooks.check_seat(user, bot_id)
     game = _lock(game_id)
     if game.status != GameStatus.OPEN:
         raise GameNotOpen()
-    seat = _seat_take(game, user, index)
+    seat = _seat_take(game, user, index, bot_id)
     rows.game_save(game)
     return seat
 
 
 @transaction.atomic
-def seat_leave(*, game_id: int, user: AbstractBaseUser) -> Game:
-    """Give up a seat before the start. When the last player leaves, the table is aborted."""
+def seat_leave(*, game_id: int, user: AbstractBaseUser, bot_id: int | None = None) -> Game:
+    """Give up a seat before the start (``bot_id``: take your bot off its seat). When the
+    last player leaves, the table is aborted."""
+    if bot_id is not None:
+        hooks.check_seat(user, bot_id)
     game = _lock(game_id)
-    seat = game.seats.filter(user=user).first()
+    seat = (game.seats.filter(bot_id=bot_id) if bot_id is not None
+            else game.seats.filter(user=user)).first()
     if seat is None:
         raise NotAPlayer()
     if game.status != GameStatus.OPEN:
         raise GameNotOpen("You can only leave before the game starts.")
+    player = seat.player
     seat.user = None
+    seat.bot = None
     seat.joined_at = None
-    seat.save(update_fields=["user", "joined_at"])
-    _event(game, EventKind.LEFT, seat=seat.index, player=user.get_username())
-    if not game.seats.filter(user__isnull=False).exists():
+    seat.save(update_fields=["user", "bot", "joined_at"])
+    _event(game, EventKind.LEFT, seat=seat.index, player=player)
+    if not game.seats.filter(Q(user__isnull=False) | Q(bot__isnull=False)).exists():
         _finish(game, reason="abandoned", status=GameStatus.ABORTED)
     rows.game_save(game)
     return game
@@ -217,14 +239,14 @@ def game_start(*, game_id: int, user: AbstractBaseUser) -> Game:
         raise NotCreator()
     if game.status != GameStatus.OPEN:
         raise GameNotOpen()
-    seats = list(game.seats.select_related("user"))  # one read for all that follows
-    if any(s.user is None for s in seats):
+    seats = list(game.seats.select_related("user", "bot"))  # one read for all that follows
+    if not all(s.is_taken for s in seats):
         raise SeatsOpen()
     state = engine.new_game(engine.Options.from_json(game.options), game.seed)
     _sync_public(game, state)
     game.status = GameStatus.RUNNING
     game.started_at = clock.now()
-    _event(game, EventKind.STARTED, players=[s.user.get_username() for s in seats if s.user])
+    _event(game, EventKind.STARTED, players=[s.player for s in seats])
     _after_move(game, state, previous_awaiting=None, mover=None,
                 forfeited={s.index for s in seats if s.forfeited})
     rows.game_save(game)
@@ -434,8 +456,9 @@ def _after_move(
     move_type: str | None = None,
     forfeited: set[int] | None = None,
 ) -> None:
-    """The one hook after the game changed: finish it, play forfeited seats, and arm whatever
-    the awaited seat needs (the turn clock now; a bot call once bots exist)."""
+    """The one hook after the game changed: finish it, play forfeited seats, and arm the
+    awaited seat's turn clock. (A seat a bot drives hears of its turn through
+    ``games.hooks``, told by ``notify.announce`` once the change commits.)"""
     if forfeited is None:
         forfeited = set(game.seats.filter(forfeited=True).values_list("index", flat=True))
     for _ in range(_MAX_SERVER_MOVES):
@@ -562,23 +585,45 @@ def _turn_clock_enforce_locked(game_id: int) -> bool:
     return True
 
 
-def _turn_clock_run(game: Game) -> None:
-    """The awaited seat's time ran out (the caller holds the lock): play for it."""
+@transaction.atomic
+def seat_default(*, game_id: int, seat: int, expected_version: int, reason: str) -> bool:
+    """The seat's driver failed it at ``expected_version`` (a bot's call failed for
+    ``reason``): play its default move and strike it, as the turn clock does for a silent
+    player. False, changing nothing, if the game moved on since (or the seat is not awaited):
+    a stale failure costs nothing."""
+    game = _lock(game_id)
+    if turn_clock_overdue(game):
+        _turn_clock_run(game)
+        return False
+    if game.status != GameStatus.RUNNING or game.version != expected_version:
+        return False
+    if game.awaiting != seat:
+        return False
+    _turn_clock_run(game, source=MoveSource.SERVER, reason=reason)
+    return True
+
+
+def _turn_clock_run(
+    game: Game, *, source: str = MoveSource.CLOCK, reason: str | None = None
+) -> None:
+    """The awaited seat's time ran out, or its driver failed it (``reason``; the caller
+    holds the lock): play for it."""
     state = load_state(game)
     seat_index = state.awaiting
     assert seat_index is not None  # a running game always awaits someone
     # Play default moves until the turn passes ("draw, then keep"): one timeout, one strike.
     for _ in range(_MAX_CLOCK_MOVES):
         move = engine.default_move(state, seat_index)
-        _apply_and_record(game, state, seat_index, move, MoveSource.CLOCK)
+        _apply_and_record(game, state, seat_index, move, source)
         if state.finished or state.awaiting != seat_index:
             break
     if not state.finished:
         seat = game.seats.get(index=seat_index)
         seat.strikes += 1
         seat.save(update_fields=["strikes"])
+        extra = {} if reason is None else {"reason": reason}
         _event(game, EventKind.STRIKE, seat=seat_index, strikes=seat.strikes,
-               max_strikes=game.max_strikes)
+               max_strikes=game.max_strikes, **extra)
         if seat.strikes >= game.max_strikes:
             _forfeit(game, seat)
     if not game.is_over:

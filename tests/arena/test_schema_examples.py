@@ -18,6 +18,7 @@ from drf_spectacular.generators import SchemaGenerator
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
+from tests.bots.helpers import close_default_transport
 from tests.games.conftest import choose, client_for, play_to_the_end
 
 HIDDEN = {"seed", "state", "rng", "deck"}
@@ -183,7 +184,8 @@ def test_every_throttled_operation_declares_retry_after() -> None:
 
 # --- the examples against what the endpoints send ------------------------------------------------
 # Keys whose content differs by kind of move, event or decision: compared by the schema only.
-VARYING = {"move", "legal_moves", "data", "pending"}
+# A bot's verification and its counts by kind (maps keyed by what happened) likewise.
+VARYING = {"move", "legal_moves", "data", "pending", "verification", "errors", "strikes"}
 
 
 def same_keys(example: Any, real: Any, path: str = "$") -> list[str]:
@@ -253,6 +255,20 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
     call("games_moves_list", alice_api, "get", f"{url}moves/")
     call("games_events", alice_api, "get", f"{url}events/?since=0")
     call("games_replay", alice_api, "get", f"{url}replay/?download=1")
+
+    bot = call("bots_create", alice_api, "post", "/api/bots/",
+               data={"name": "examples-bot", "url": "http://127.0.0.1:9/"}).json()
+    bot_url = f"/api/bots/{bot['id']}/"
+    call("bots_list", bob_api, "get", "/api/bots/")
+    call("bots_retrieve", alice_api, "get", bot_url)
+    call("bots_update", alice_api, "patch", bot_url, data={"description": "Plays high."})
+    call("bots_rotate_secret", alice_api, "post", f"{bot_url}rotate-secret/")
+    try:
+        call("bots_verify", alice_api, "post", f"{bot_url}verify/")  # nobody answers there
+    finally:
+        close_default_transport()
+    call("bots_stats", alice_api, "get", f"{bot_url}stats/")
+    call("bots_calls", alice_api, "get", f"{bot_url}calls/")
 
     problems: list[str] = []
     compared: set[str] = set()

@@ -1,0 +1,94 @@
+"""Admin for bots: staff see every bot with its aggregates and recent calls, and may verify a
+bot or rotate its secret (actions call the services). The call log is read-only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html_join
+
+from bots import selectors, services, verify
+from bots.models import Bot, BotCall, BotCounter
+from games.admin import ReadOnly
+
+
+class BotCallInline(ReadOnly, admin.TabularInline):
+    """The bot's recent calls (the log keeps the newest BOTS_CALL_LOG_KEEP)."""
+
+    model = BotCall
+    extra = 0
+    max_num = 0
+    fields = ("created_at", "kind", "game", "version", "seat", "status", "latency_ms", "error",
+              "outcome", "detail")
+    readonly_fields = fields
+    ordering = ("-id",)
+    show_change_link = False
+
+
+
+@admin.register(Bot)
+class BotAdmin(admin.ModelAdmin):
+    list_display = ("name", "owner", "enabled", "verified", "url", "created_at")
+    list_filter = ("enabled", "verified")
+    search_fields = ("name", "owner__username", "url")
+    fields = ("name", "owner", "url", "description", "enabled", "verified", "verified_at",
+              "verification", "previous_secret_until", "aggregates", "created_at", "updated_at")
+    readonly_fields = ("owner", "verified", "verified_at", "verification",
+                       "previous_secret_until", "aggregates", "created_at", "updated_at")
+    actions = ["verify_bots", "rotate_secrets"]
+    inlines = [BotCallInline]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # bots are registered by their owners (the API): they need a secret
+
+    @admin.display(description="Latency and strikes")
+    def aggregates(self, bot: Bot) -> Any:
+        counters = selectors.counters(bot=bot)
+        latency = selectors.latency(bot=bot)
+        rows = [("p50 / p99 latency (ms)", f"{latency['p50_ms']} / {latency['p99_ms']} "
+                 f"over {latency['window']} calls")]
+        rows += sorted((name, str(count)) for name, count in counters.items())
+        return format_html_join("", "<div><b>{}</b>: {}</div>", rows)
+
+    def save_model(self, request: HttpRequest, obj: Bot, form: Any, change: bool) -> None:
+        # Through the service: a new URL is checked and clears the verification.
+        data = {name: form.cleaned_data[name] for name in form.changed_data
+                if name in ("name", "url", "description", "enabled")}
+        services.bot_update(bot=obj, data=data)
+
+    @admin.action(description="Verify the selected bots (handshake and a validation game)")
+    def verify_bots(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
+        for bot in queryset:
+            result = verify.verify(bot_id=bot.pk)
+            level = messages.SUCCESS if result["verified"] else messages.WARNING
+            reasons = "; ".join(result["reasons"]) or "passed"
+            self.message_user(request, f"{bot.name}: {reasons}", level)
+
+    @admin.action(description="Rotate the selected bots' signing secrets")
+    def rotate_secrets(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
+        for bot in queryset:
+            services.bot_rotate_secret(bot=bot)
+        self.message_user(
+            request, f"Rotated {queryset.count()} secret(s); the old ones stay valid for the "
+            "grace period. Owners get the new secret only by rotating it themselves.",
+            messages.SUCCESS,
+        )
+
+
+@admin.register(BotCall)
+class BotCallAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("created_at", "bot", "kind", "game", "version", "status", "latency_ms",
+                    "error", "outcome")
+    list_filter = ("kind", "error", "outcome")
+    search_fields = ("bot__name",)
+    list_select_related = ("bot",)
+
+
+@admin.register(BotCounter)
+class BotCounterAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("bot", "name", "count")
+    list_filter = ("name",)
+    list_select_related = ("bot",)

@@ -1,0 +1,266 @@
+"""The bots REST API: register bots, see their profiles, and (owners) their secrets, stats,
+call log and verification. Thin views over ``bots.services`` and ``bots.selectors``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from arena.api_errors import error_responses
+from arena.strict import StrictPageNumberPagination, query_bool
+from bots import examples, selectors, services, verify
+from bots.errors import BotSeated, NotBotOwner
+from bots.models import Bot, BotCall
+from bots.serializers import (
+    BotCallOut,
+    BotCreatedOut,
+    BotCreateInput,
+    BotOut,
+    BotPublicOut,
+    BotStatsOut,
+    BotUpdateInput,
+    SecretOut,
+    VerificationOut,
+    stats_data,
+)
+
+BOTS = ["bots"]
+BOT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Bot id.")
+_BAD_URL = ValidationError({"url": ["The URL must not carry a user name or password."]})
+_TAKEN = ValidationError({"name": [services.NAME_TAKEN]})
+
+
+def _example(name: str, value: Any, description: str = "") -> OpenApiExample:
+    return OpenApiExample(name, value=value, description=description)
+
+
+def _request_example(name: str, value: Any) -> OpenApiExample:
+    return OpenApiExample(name, value=value, request_only=True)
+
+
+class BotPagination(StrictPageNumberPagination):
+    example_url = "https://uno.example.org/api/bots/"
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+class CallPagination(StrictPageNumberPagination):
+    example_url = "https://uno.example.org/api/bots/3/calls/"
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+def _owned_out(bot: Bot) -> dict[str, Any]:
+    return BotOut(bot).data
+
+
+class BotListCreateApi(generics.ListAPIView):
+    serializer_class = BotPublicOut
+    pagination_class = BotPagination
+    filter_backends: list[Any] = []
+
+    def get_queryset(self) -> QuerySet[Bot]:
+        mine = query_bool(self.request.query_params, "mine")
+        return selectors.bot_list(mine=mine, user=self.request.user)
+
+    @extend_schema(
+        operation_id="bots_list",
+        tags=BOTS,
+        summary="List bots",
+        description="Every bot's public profile, by name; `mine=true` for your own.",
+        parameters=[OpenApiParameter("mine", OpenApiTypes.BOOL, required=False)],
+        responses={
+            200: OpenApiResponse(BotPublicOut(many=True), "A page of bots.",
+                                 examples=[_example("A bot", examples.PUBLIC)]),
+            **error_responses(400, 401, 404),
+        },
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        operation_id="bots_create",
+        tags=BOTS,
+        summary="Register a bot",
+        description="The answer carries the bot's signing `secret`, shown this once: keep "
+        "it. The server signs every call to the bot with it (Standard Webhooks). See "
+        "docs/bot-protocol.md for what the bot receives and answers.",
+        request=BotCreateInput,
+        responses={
+            201: OpenApiResponse(BotCreatedOut, "The new bot, with its secret.",
+                                 examples=[_example("Registered", examples.CREATED)]),
+            **error_responses(400, 401, raises=[_BAD_URL, _TAKEN]),
+        },
+        examples=[_request_example("A bot", examples.CREATE_REQUEST)],
+    )
+    def post(self, request: Request) -> Response:
+        body = BotCreateInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        bot, secret = services.bot_create(owner=request.user, **body.validated_data)
+        return Response({**_owned_out(bot), "secret": secret}, status=status.HTTP_201_CREATED)
+
+
+class BotDetailApi(APIView):
+    @extend_schema(
+        operation_id="bots_retrieve",
+        tags=BOTS,
+        summary="A bot",
+        description="Its public profile; its owner also gets the URL, whether it is enabled "
+        "and its last verification (never the secret).",
+        parameters=[BOT_ID],
+        responses={
+            200: OpenApiResponse(BotOut, "The bot. Someone else's bot has only the public "
+                                 "fields: id, name, owner, description, verified, created_at.",
+                                 examples=[_example("Yours", examples.OWNED)]),
+            **error_responses(401, 404),
+        },
+    )
+    def get(self, request: Request, id: int) -> Response:
+        bot = selectors.bot_get(bot_id=id)
+        if bot.owner_id == request.user.pk:
+            return Response(_owned_out(bot))
+        return Response(BotPublicOut(bot).data)
+
+    @extend_schema(
+        operation_id="bots_update",
+        tags=BOTS,
+        summary="Change a bot",
+        description="Owner only. A new `url` clears the verification.",
+        parameters=[BOT_ID],
+        request=BotUpdateInput,
+        responses={
+            200: OpenApiResponse(BotOut, "The changed bot.",
+                                 examples=[_example("New URL", examples.OWNED)]),
+            **error_responses(400, 401, 403, 404, raises=[_BAD_URL, _TAKEN, NotBotOwner()]),
+        },
+        examples=[_request_example("A new URL", examples.UPDATE_REQUEST)],
+    )
+    def patch(self, request: Request, id: int) -> Response:
+        bot = selectors.bot_owned(bot_id=id, user=request.user)
+        body = BotUpdateInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        return Response(_owned_out(services.bot_update(bot=bot, data=body.validated_data)))
+
+    @extend_schema(
+        operation_id="bots_destroy",
+        tags=BOTS,
+        summary="Delete a bot",
+        description="Owner only, and only a bot that never took a seat (409 `bot_seated`: "
+        "disable it instead, its games keep their history).",
+        parameters=[BOT_ID],
+        responses={
+            204: OpenApiResponse(description="Deleted."),
+            **error_responses(401, 403, 404, 409, raises=[NotBotOwner(), BotSeated()]),
+        },
+    )
+    def delete(self, request: Request, id: int) -> Response:
+        services.bot_delete(bot=selectors.bot_owned(bot_id=id, user=request.user))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class BotRotateSecretApi(APIView):
+    @extend_schema(
+        operation_id="bots_rotate_secret",
+        tags=BOTS,
+        summary="Rotate the signing secret",
+        description="Owner only. A new secret, shown this once. Until `previous_valid_until` "
+        "every call carries two signatures (new and old secret) in `webhook-signature`, so "
+        "the bot can switch over without missing a call.",
+        parameters=[BOT_ID],
+        request=None,
+        responses={
+            200: OpenApiResponse(SecretOut, "The new secret.",
+                                 examples=[_example("Rotated", examples.SECRET)]),
+            **error_responses(401, 403, 404, raises=[NotBotOwner()]),
+        },
+    )
+    def post(self, request: Request, id: int) -> Response:
+        bot = selectors.bot_owned(bot_id=id, user=request.user)
+        secret = services.bot_rotate_secret(bot=bot)
+        bot.refresh_from_db(fields=["previous_secret_until"])
+        return Response({"secret": secret, "previous_valid_until": bot.previous_secret_until})
+
+
+class BotVerifyApi(APIView):
+    @extend_schema(
+        operation_id="bots_verify",
+        tags=BOTS,
+        summary="Verify a bot",
+        description="Owner only. Checks the signature handshake (a signed notice is "
+        "accepted, a forged one refused with a 4xx) and plays a single-hand validation game "
+        "against a reference player, every decision over HTTP. The result and the reasons "
+        "for a failure are stored on the bot. Only verified, enabled bots may enter "
+        "tournaments. Takes as long as the game (a few seconds for a quick bot).",
+        parameters=[BOT_ID],
+        request=None,
+        responses={
+            200: OpenApiResponse(VerificationOut, "The verdict (also when it failed).",
+                                 examples=[_example("Passed", examples.VERIFIED),
+                                           _example("Failed", examples.VERIFY_FAILED)]),
+            **error_responses(401, 403, 404, raises=[NotBotOwner()]),
+        },
+    )
+    def post(self, request: Request, id: int) -> Response:
+        bot = selectors.bot_owned(bot_id=id, user=request.user)
+        return Response(verify.verify(bot_id=bot.pk))
+
+
+class BotStatsApi(APIView):
+    @extend_schema(
+        operation_id="bots_stats",
+        tags=BOTS,
+        summary="A bot's latency, failures and strikes",
+        description="Owner only. p50/p99 latency over the recent turn calls, and the counts "
+        "of calls, failures by kind and strikes by reason since the bot was registered.",
+        parameters=[BOT_ID],
+        responses={
+            200: OpenApiResponse(BotStatsOut, "The aggregates.",
+                                 examples=[_example("A busy bot", examples.STATS)]),
+            **error_responses(401, 403, 404, raises=[NotBotOwner()]),
+        },
+    )
+    def get(self, request: Request, id: int) -> Response:
+        bot = selectors.bot_owned(bot_id=id, user=request.user)
+        return Response(stats_data(bot, selectors.counters(bot=bot),
+                                   selectors.latency(bot=bot)))
+
+
+class BotCallsApi(generics.GenericAPIView):
+    serializer_class = BotCallOut
+    pagination_class = CallPagination
+    queryset = BotCall.objects.none()  # for the schema; reads go through the selector
+
+    @extend_schema(
+        operation_id="bots_calls",
+        tags=BOTS,
+        summary="A bot's recent calls",
+        description="Owner only. Newest first: turns, notices and verification calls, each "
+        "with its HTTP status, latency, error kind and what the server did (`outcome`: "
+        "`move`, `strike`, `stale`). The log keeps the most recent calls only.",
+        parameters=[
+            BOT_ID,
+            OpenApiParameter("page", {"type": "integer", "minimum": 1}),
+            OpenApiParameter("page_size", {"type": "integer", "minimum": 1,
+                                           "maximum": CallPagination.max_page_size}),
+        ],
+        responses={
+            200: OpenApiResponse(BotCallOut(many=True), "A page of calls.",
+                                 examples=[_example("A move", examples.CALL),
+                                           _example("A timeout", examples.CALL_FAILED)]),
+            **error_responses(400, 401, 403, 404, raises=[NotBotOwner()]),
+        },
+    )
+    def get(self, request: Request, id: int) -> Response:
+        bot = selectors.bot_owned(bot_id=id, user=request.user)
+        page = self.paginate_queryset(selectors.call_list(bot=bot))
+        return self.get_paginated_response(BotCallOut(page, many=True).data)

@@ -1,0 +1,23 @@
+"""Errors the bot services raise, rendered by the API's one error body."""
+
+from __future__ import annotations
+
+from arena.api_errors import ApiError
+
+
+class NotBotOwner(ApiError):
+    status_code = 403
+    default_code = "not_bot_owner"
+    default_detail = "Only the bot's owner can do this."
+
+
+class BotDisabled(ApiError):
+    status_code = 409
+    default_code = "bot_disabled"
+    default_detail = "The bot is disabled; enable it first."
+
+
+class BotSeated(ApiError):
+    status_code = 409
+    default_code = "bot_seated"
+    default_detail = "The bot has seats in games; disable it instead of deleting it."

@@ -1,0 +1,378 @@
+"""Plays bot seats: one decision at a time (``play_turn``), or a whole game between bots
+(``play_game``, for tests, the bench and tournament workers, with no broker involved).
+
+A decision is named by (game id, version): the runner loads the game, checks the awaited seat
+is a bot's and the version is current, POSTs the turn to the bot (``bots.transport``), and
+applies the answer with ``games.services.move_play(expected_version=version)``. Whatever goes
+wrong on the bot's side (no answer, a bad answer, an illegal move) makes the server play the
+seat's default move and strike it (``games.services.seat_default``); at the table's
+``max_strikes`` the seat is forfeited. A decision that went stale meanwhile (someone else
+moved, the clock ran out) is dropped: it changes nothing and costs no strike.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from rest_framework.utils.encoders import JSONEncoder
+
+from bots import services as bot_services
+from bots import transport as bot_transport
+from bots.models import Bot, BotCall, CallKind
+from games import selectors
+from games import services as game_services
+from games import uno as engine
+from games.errors import (
+    GameNotRunning,
+    IllegalMoveError,
+    MalformedMoveError,
+    NotAPlayer,
+    NotYourTurn,
+    SeatForfeited,
+    StaleVersion,
+)
+from games.models import Game, GameStatus, Seat
+
+log = logging.getLogger(__name__)
+
+PROTOCOL = 1
+# Strike reasons beyond the transport's error kinds.
+MALFORMED, ILLEGAL, DISABLED = "malformed", "illegal", "disabled"
+# What a decision came to (also the call log's ``outcome``).
+MOVED, STRUCK, STALE, SKIPPED = "move", "strike", "stale", "skip"
+_NOTICE_TIMEOUT_SECONDS = 2.0
+_LOG_BATCH = 100  # calls a driven game writes to the log at once
+
+
+def _transport(transport: bot_transport.BotTransport | None) -> bot_transport.BotTransport:
+    return transport if transport is not None else bot_transport.default_transport()
+
+
+def budget_ms(game: Game) -> int:
+    return budget_ms_for(turn_seconds=game.turn_seconds)
+
+
+def budget_ms_for(*, turn_seconds: int) -> int:
+    """A bot's time for one decision: the server's per-call limit, never beyond the table's
+    own turn clock."""
+    limit = int(getattr(settings, "BOTS_TURN_TIMEOUT_MS", 1000))
+    cap = int(getattr(settings, "BOTS_MAX_TIMEOUT_SECONDS", 10)) * 1000
+    return max(1, min(limit, cap, turn_seconds * 1000))
+
+
+# --- latency, as the bot sees it in its payload ------------------------------------------------
+class _Latencies:
+    """Each bot's recent turn latencies in this process (seeded from the call log once), for
+    the p50/p99 a turn payload tells the bot."""
+
+    WINDOW = 200
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_bot: dict[int, deque[float]] = {}
+
+    def add(self, bot_id: int, latency_ms: float) -> None:
+        with self._lock:
+            window = self._by_bot.get(bot_id)
+            if window is not None:
+                window.append(latency_ms)
+
+    def summary(self, bot_id: int) -> dict[str, float | None]:
+        with self._lock:
+            window = self._by_bot.get(bot_id)
+        if window is None:
+            recent = (BotCall.objects.filter(bot_id=bot_id, kind=CallKind.TURN)
+                      .order_by("-id").values_list("latency_ms", flat=True)[:self.WINDOW])
+            window = deque(reversed(list(recent)), maxlen=self.WINDOW)
+            with self._lock:
+                window = self._by_bot.setdefault(bot_id, window)
+        with self._lock:
+            values = sorted(window)
+        return percentiles(values)
+
+
+def percentiles(values: list[float]) -> dict[str, float | None]:
+    """p50 and p99 (nearest rank) of sorted ``values``; None when there are none."""
+    if not values:
+        return {"p50_ms": None, "p99_ms": None}
+
+    def rank(p: float) -> float:
+        return round(values[min(len(values) - 1, max(0, -(-len(values) * p // 100) - 1))], 2)
+
+    return {"p50_ms": rank(50), "p99_ms": rank(99)}
+
+
+latencies = _Latencies()
+
+
+# --- payloads ----------------------------------------------------------------------------------
+def turn_payload(*, game: Game, seat: int, view: dict[str, Any], budget: int,
+                 latency: dict[str, float | None]) -> dict[str, Any]:
+    return {
+        "protocol": PROTOCOL, "type": "turn", "game": game.pk, "version": game.version,
+        "seat": seat, "options": game.options, "view": view,
+        "legal_moves": view.get("legal_moves", []), "budget_ms": budget, "latency": latency,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """JSON-ready (dates as the REST API writes them)."""
+    return json.loads(json.dumps(value, cls=JSONEncoder))
+
+
+def notice_body(*, game: Game, kind: str, seats: list[Seat]) -> dict[str, Any]:
+    """A notice's body but its ``seat`` (the same for every bot at the table: the replay is
+    made once)."""
+    out: dict[str, Any] = {
+        "protocol": PROTOCOL, "type": kind, "game": game.pk, "version": game.version,
+        "options": game.options,
+    }
+    if kind == CallKind.START:
+        out["players"] = [s.player for s in seats]
+    else:
+        out["result"] = {"winner": game.winner, "scores": game.scores,
+                         "end_reason": game.end_reason}
+        out["replay"] = _plain(selectors.game_replay(game=game))
+    return out
+
+
+# --- one decision ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Turn:
+    game: Game
+    seat: Seat
+    bot: Bot
+
+
+def awaited_bot(game_id: int, version: int) -> Turn | None:
+    """The bot awaited at ``version``, or None (not running, moved on, a person's turn)."""
+    game = Game.objects.filter(pk=game_id).first()
+    if game is None or game.status != GameStatus.RUNNING or game.version != version:
+        return None
+    if game_services.turn_clock_overdue(game):
+        return None  # the clock decides this turn (and strikes); its change comes next
+    seat = (Seat.objects.select_related("bot")
+            .filter(game_id=game_id, index=game.awaiting).first())
+    if seat is None or seat.bot is None or seat.forfeited:
+        return None
+    return Turn(game, seat, seat.bot)
+
+
+def judge(result: bot_transport.CallResult) -> tuple[dict[str, Any] | None, str, str]:
+    """(move, error kind, detail) from the bot's answer."""
+    if not result.ok:
+        return None, result.error or "status", result.detail
+    body = result.body
+    if not isinstance(body, dict) or not isinstance(body.get("move"), dict):
+        return None, MALFORMED, 'The answer is not {"move": {...}}.'
+    return body["move"], "", ""
+
+
+def play_turn(
+    game_id: int, version: int, *, transport: bot_transport.BotTransport | None = None
+) -> str:
+    """Play the bot decision awaited at (game, version). Returns MOVED, STRUCK, STALE or
+    SKIPPED (nothing awaited of a bot at that version)."""
+    turn = awaited_bot(game_id, version)
+    if turn is None:
+        return SKIPPED
+    state = game_services.load_state(turn.game)
+    outcome, _ = decide(turn, state, transport=transport, log=_record_now)
+    return outcome
+
+
+def _record_now(**call: Any) -> None:
+    bot_services.call_record(**call)
+
+
+def decide(
+    turn: Turn,
+    state: engine.GameState,
+    *,
+    transport: bot_transport.BotTransport | None,
+    log: Callable[..., None],
+    seen: bool = False,
+) -> tuple[str, game_services.MovePlayed | None]:
+    """Ask ``turn``'s bot for its decision on ``state`` (the game's engine state at
+    ``turn.game.version``) and apply it, or the default move and a strike. The call goes to
+    ``log`` (keyword arguments of ``bots.services.call_record``).
+
+    ``seen``: ``turn.game`` is the committed row with ``forfeited_seats`` counted, so a plain
+    move may be written with one compare-and-set statement (``move_play(seen=...)``).
+    Returns the outcome and, for a move, what ``move_play`` returned."""
+    game, seat, bot = turn.game, turn.seat.index, turn.bot
+    version = game.version
+    call: dict[str, Any] = {"bot_id": bot.pk, "kind": CallKind.TURN, "game_id": game.pk,
+                            "version": version, "seat": seat}
+    if not bot.enabled:
+        return _fail(turn, DISABLED, "The bot is disabled.", call, log, status=None, latency=0.0)
+    budget = budget_ms(game)
+    payload = turn_payload(game=game, seat=seat, view=engine.view(state, seat), budget=budget,
+                           latency=latencies.summary(bot.pk))
+    result = _transport(transport).post_sync(
+        bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=budget / 1000
+    )
+    latencies.add(bot.pk, result.latency_ms)
+    move, error, detail = judge(result)
+    if move is not None:
+        try:
+            played = game_services.move_play(
+                game_id=game.pk, seat=seat, move=move, expected_version=version,
+                seen=game if seen else None,
+            )
+        except (StaleVersion, NotYourTurn, GameNotRunning, SeatForfeited, NotAPlayer):
+            log(**call, latency_ms=result.latency_ms, status=result.status, outcome=STALE)
+            return STALE, None
+        except MalformedMoveError as exc:
+            error, detail = MALFORMED, str(exc.detail)
+        except IllegalMoveError as exc:
+            error, detail = ILLEGAL, str(exc.detail)
+        else:
+            log(**call, latency_ms=result.latency_ms, status=result.status, outcome=MOVED)
+            return MOVED, played
+    return _fail(turn, error, detail, call, log, status=result.status,
+                 latency=result.latency_ms)
+
+
+def _fail(turn: Turn, error: str, detail: str, call: dict[str, Any], log: Callable[..., None],
+          *, status: int | None, latency: float) -> tuple[str, None]:
+    struck = game_services.seat_default(
+        game_id=turn.game.pk, seat=turn.seat.index, expected_version=call["version"],
+        reason=error,
+    )
+    outcome = STRUCK if struck else STALE
+    log(**call, latency_ms=latency, status=status, error=error, detail=detail,
+        outcome=outcome, strike=struck)
+    return outcome, None
+
+
+# --- notices -----------------------------------------------------------------------------------
+def send_notices(
+    game_id: int, kind: str, *, transport: bot_transport.BotTransport | None = None
+) -> int:
+    """Tell every bot seated at the game that it started or ended (``kind``: "start" or
+    "end"). Failures are logged, never struck. Returns how many bots answered 2xx."""
+    game = Game.objects.filter(pk=game_id).first()
+    if game is None:
+        return 0
+    seats = list(Seat.objects.select_related("user", "bot").filter(game_id=game_id))
+    answered = 0
+    body: dict[str, Any] | None = None
+    for seat in seats:
+        bot = seat.bot
+        if bot is None or not bot.enabled:
+            continue
+        body = body or notice_body(game=game, kind=kind, seats=seats)
+        payload = {**body, "seat": seat.index}
+        timeout = min(_NOTICE_TIMEOUT_SECONDS, budget_ms(game) / 1000 * 2)
+        result = _transport(transport).post_sync(
+            bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=timeout
+        )
+        answered += result.ok
+        bot_services.call_record(
+            bot_id=bot.pk, kind=kind, latency_ms=result.latency_ms, status=result.status,
+            error=result.error or "", detail=result.detail if not result.ok else "",
+            game_id=game_id, version=game.version, seat=seat.index,
+        )
+    return answered
+
+
+def advance(game_id: int, version: int, *,
+            transport: bot_transport.BotTransport | None = None) -> str:
+    """Whatever the bots need at (game, version): the start notices (before the first
+    decision), the end notices, or the awaited bot's decision."""
+    game = Game.objects.filter(pk=game_id).only(
+        "status", "version", "move_count", "turn_seconds").first()
+    if game is None or game.version != version:
+        return SKIPPED
+    if game.is_over:
+        send_notices(game_id, CallKind.END, transport=transport)
+        return SKIPPED
+    if game.status == GameStatus.RUNNING and game.move_count == 0:
+        send_notices(game_id, CallKind.START, transport=transport)
+    return play_turn(game_id, version, transport=transport)
+
+
+# --- a whole game, driven here -----------------------------------------------------------------
+_driven: set[int] = set()
+_driven_lock = threading.Lock()
+
+
+def is_driven_here(game_id: int) -> bool:
+    with _driven_lock:
+        return game_id in _driven
+
+
+@contextmanager
+def driving(game_id: int) -> Iterator[None]:
+    """While the block runs, this process's change hook leaves the game to the caller."""
+    with _driven_lock:
+        _driven.add(game_id)
+    try:
+        yield
+    finally:
+        with _driven_lock:
+            _driven.discard(game_id)
+
+
+def play_game(
+    game_id: int,
+    *,
+    transport: bot_transport.BotTransport | None = None,
+    max_turns: int = 100_000,
+    notices: bool = True,
+) -> Game:
+    """Play a running game's bot seats until it ends or a person's decision is awaited, at
+    full speed: no broker, no threads. Returns the game as it stands.
+
+    The seats are read once (they never change once a game runs) and each move's result is
+    the next decision's game, so a plain turn costs one HTTP call and one compare-and-set
+    statement; the call log is written in batches."""
+    pending: list[dict[str, Any]] = []
+    with driving(game_id):
+        if notices:
+            send_notices(game_id, CallKind.START, transport=transport)
+        game: Game | None = None
+        state: engine.GameState | None = None
+        seats: dict[int, Seat] = {}
+        for _ in range(max_turns):
+            if game is None:  # (re)read after anything but a plain move
+                game = Game.objects.get(pk=game_id)
+                seats = {s.index: s for s in
+                         Seat.objects.select_related("bot").filter(game_id=game_id)}
+                game.forfeited_seats = sum(s.forfeited for s in seats.values())
+                state = game_services.load_state(game) if game.state is not None else None
+            if game.status != GameStatus.RUNNING or state is None:
+                break
+            if game_services.turn_clock_overdue(game):
+                game_services.turn_clock_enforce(game_id=game_id)
+                game = None
+                continue
+            seat = seats.get(game.awaiting) if game.awaiting is not None else None
+            if seat is None or seat.bot is None or seat.forfeited:
+                break  # a person's turn
+            _, played = decide(Turn(game, seat, seat.bot), state, transport=transport,
+                               log=lambda **call: pending.append(call), seen=True)
+            if len(pending) >= _LOG_BATCH:
+                bot_services.calls_record(pending)
+                pending.clear()
+            if played is None or played.game.status != GameStatus.RUNNING:
+                game = None
+            else:
+                forfeited = game.forfeited_seats
+                game, state = played.game, played.state
+                game.forfeited_seats = forfeited
+        if pending:
+            bot_services.calls_record(pending)
+        final = Game.objects.get(pk=game_id)
+        if notices and final.is_over:
+            send_notices(game_id, CallKind.END, transport=transport)
+    return final

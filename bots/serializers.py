@@ -1,0 +1,117 @@
+"""Bot request and response bodies. A bot's public profile is what every signed-in user sees;
+its owner sees the rest (URL, state, verification) but never the secret again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from arena.strict import StrictCharField, StrictInput
+from bots.models import Bot, BotCall, CallKind
+from games.serializers import StrictBooleanField
+
+
+class BotCreateInput(StrictInput):
+    name = StrictCharField(max_length=64, allow_blank=True, trim_whitespace=False,
+                                 help_text="Unique (case-insensitive): letters, digits, '_', "
+                                 "'.', '-'. Seats show it as `bot:<name>`.")
+    url = StrictCharField(max_length=2000, help_text="http(s) URL the server POSTs "
+                                "turns and notices to (no credentials, no fragment, up to "
+                                "2000 characters).")
+    description = StrictCharField(max_length=2000, allow_blank=True, required=False,
+                                        default="")
+    enabled = StrictBooleanField(required=False, default=True)
+
+
+class BotUpdateInput(StrictInput):
+    name = StrictCharField(max_length=64, allow_blank=True, trim_whitespace=False,
+                                 required=False)
+    url = StrictCharField(max_length=2000, required=False,
+                                help_text="A new URL clears the verification.")
+    description = StrictCharField(max_length=2000, allow_blank=True, required=False)
+    enabled = StrictBooleanField(required=False)
+
+
+class BotPublicOut(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.get_username", read_only=True)
+
+    class Meta:
+        model = Bot
+        fields = ("id", "name", "owner", "description", "verified", "created_at")
+        read_only_fields = fields
+
+
+class BotOut(BotPublicOut):
+    """The owner's view."""
+
+    class Meta:
+        model = Bot
+        fields = (*BotPublicOut.Meta.fields, "url", "enabled", "verified_at", "verification",
+                  "previous_secret_until", "updated_at")
+        read_only_fields = fields
+
+
+class BotCreatedOut(BotOut):
+    secret = serializers.CharField(help_text="The signing secret: shown this once only.")
+
+    class Meta:
+        model = Bot
+        fields = (*BotOut.Meta.fields, "secret")
+        read_only_fields = fields
+
+
+class SecretOut(serializers.Serializer):
+    secret = serializers.CharField(help_text="The new signing secret: shown this once only.")
+    previous_valid_until = serializers.DateTimeField(
+        help_text="Until then, calls carry a signature with the old secret too."
+    )
+
+
+class LatencyOut(serializers.Serializer):
+    p50_ms = serializers.FloatField(allow_null=True)
+    p99_ms = serializers.FloatField(allow_null=True)
+    window = serializers.IntegerField(help_text="How many recent turn calls they cover.")
+
+
+class BotStatsOut(serializers.Serializer):
+    bot = serializers.IntegerField()
+    calls = serializers.IntegerField(help_text="All calls ever made to the bot.")
+    failed = serializers.IntegerField()
+    latency = LatencyOut()
+    errors = serializers.DictField(child=serializers.IntegerField(),
+                                   help_text="Failed calls by kind, ever.")
+    strikes = serializers.DictField(child=serializers.IntegerField(),
+                                    help_text="Strikes by reason, ever.")
+
+
+class BotCallOut(serializers.ModelSerializer):
+    game = serializers.IntegerField(source="game_id", allow_null=True)
+    kind = serializers.ChoiceField(choices=CallKind.choices)
+
+    class Meta:
+        model = BotCall
+        fields = ("id", "kind", "game", "version", "seat", "status", "latency_ms", "error",
+                  "detail", "outcome", "created_at")
+        read_only_fields = fields
+
+
+class VerificationOut(serializers.Serializer):
+    bot = serializers.IntegerField()
+    verified = serializers.BooleanField()
+    result = serializers.ChoiceField(choices=["passed", "failed"])
+    reasons = serializers.ListField(child=serializers.CharField(),
+                                    help_text="Why it failed (empty when it passed).")
+    turns = serializers.IntegerField(help_text="Decisions the bot made in the validation game.")
+
+
+def stats_data(bot: Bot, counters: dict[str, int], latency: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "bot": bot.pk,
+        "calls": counters.get("calls", 0),
+        "failed": counters.get("failed", 0),
+        "latency": latency,
+        "errors": {k.split(":", 1)[1]: v for k, v in counters.items() if k.startswith("error:")},
+        "strikes": {k.split(":", 1)[1]: v for k, v in counters.items()
+                    if k.startswith("strike:")},
+    }

@@ -1,0 +1,241 @@
+"""Everything that changes a bot: registration, edits, secrets, the call log and its
+aggregates, and the check that lets a user seat a bot (registered into ``games.hooks``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+from rest_framework.exceptions import ValidationError
+
+from bots import guard, signing
+from bots.errors import BotDisabled, BotSeated, NotBotOwner
+from bots.models import NAME_PATTERN, Bot, BotCall, BotCounter
+
+NAME_TAKEN = "A bot with that name already exists."
+_NAME = re.compile(NAME_PATTERN)
+# Turn calls kept per bot; older ones are pruned now and then (``call_record``).
+CALL_LOG_KEEP = 500
+_PRUNE_EVERY = 64
+
+
+def _setting(name: str, default: Any) -> Any:
+    return getattr(settings, name, default)
+
+
+# --- registration ------------------------------------------------------------------------------
+def _clean_name(name: str) -> str:
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError({"name": ["A name is required."]})
+    if not _NAME.fullmatch(name):
+        raise ValidationError({"name": [
+            "Use 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit."
+        ]})
+    return name
+
+
+def _clean_url(url: str) -> str:
+    try:
+        guard.check_url(url)
+    except guard.BadBotUrl as exc:
+        raise ValidationError({"url": [exc.reason]}) from None
+    return url
+
+
+def _name_free(name: str, *, exclude: int | None = None) -> None:
+    clash = Bot.objects.filter(name__iexact=name)
+    if exclude is not None:
+        clash = clash.exclude(pk=exclude)
+    if clash.exists():
+        raise ValidationError({"name": [NAME_TAKEN]})
+
+
+def _save_unique(bot: Bot) -> None:
+    """Save; a name taken between the check and the insert is a 400 too, not a 500."""
+    try:
+        with transaction.atomic():  # a savepoint: the rest of the transaction survives
+            bot.save()
+    except IntegrityError:
+        raise ValidationError({"name": [NAME_TAKEN]}) from None
+
+
+@transaction.atomic
+def bot_create(
+    *, owner: AbstractBaseUser, name: str, url: str, description: str = "", enabled: bool = True
+) -> tuple[Bot, str]:
+    """A new bot and its signing secret (the only time the secret is returned)."""
+    name, url = _clean_name(name), _clean_url(url)
+    _name_free(name)
+    secret = signing.new_secret()
+    bot = Bot(owner=owner, name=name, url=url, description=description, enabled=enabled,
+              secret=secret)
+    _save_unique(bot)
+    return bot, secret
+
+
+@transaction.atomic
+def bot_update(*, bot: Bot, data: Mapping[str, Any]) -> Bot:
+    """Change name, url, description or enabled. A new URL clears the verification."""
+    bot = Bot.objects.select_for_update().get(pk=bot.pk)
+    if "name" in data:
+        bot.name = _clean_name(data["name"])
+        _name_free(bot.name, exclude=bot.pk)
+    if "url" in data:
+        url = _clean_url(data["url"])
+        if url != bot.url:
+            bot.url = url
+            bot.verified, bot.verified_at = False, None
+            bot.verification = {"result": "cleared", "reasons": ["The URL changed."]}
+    if "description" in data:
+        bot.description = data["description"]
+    if "enabled" in data:
+        bot.enabled = bool(data["enabled"])
+    _save_unique(bot)
+    return bot
+
+
+@transaction.atomic
+def bot_rotate_secret(*, bot: Bot) -> str:
+    """A new secret; the old one stays valid for the grace period (calls are signed with
+    both meanwhile, as Standard Webhooks allows)."""
+    bot = Bot.objects.select_for_update().get(pk=bot.pk)
+    grace = timedelta(hours=_setting("BOTS_SECRET_GRACE_HOURS", 24))
+    bot.previous_secret, bot.previous_secret_until = bot.secret, timezone.now() + grace
+    bot.secret = signing.new_secret()
+    bot.save(update_fields=["secret", "previous_secret", "previous_secret_until", "updated_at"])
+    return bot.secret
+
+
+@transaction.atomic
+def bot_delete(*, bot: Bot) -> None:
+    from games.models import Seat
+
+    if Seat.objects.filter(bot=bot).exists():
+        raise BotSeated()
+    bot.delete()
+
+
+def signing_secrets(bot: Bot) -> list[str]:
+    """The secrets a call is signed with: the current one, and the previous one while its
+    grace period lasts."""
+    out = [bot.secret]
+    if bot.previous_secret and bot.previous_secret_until and (
+        bot.previous_secret_until > timezone.now()
+    ):
+        out.append(bot.previous_secret)
+    return out
+
+
+@transaction.atomic
+def verification_record(*, bot_id: int, url: str, ok: bool, reasons: list[str],
+                        details: Mapping[str, Any]) -> None:
+    """Store a verification's result, unless the URL changed while it ran."""
+    bot = Bot.objects.select_for_update().get(pk=bot_id)
+    if bot.url != url:
+        return
+    bot.verified = ok
+    bot.verified_at = timezone.now() if ok else None
+    bot.verification = {
+        "result": "passed" if ok else "failed", "reasons": reasons,
+        "checked_at": timezone.now().isoformat(), **details,
+    }
+    bot.save(update_fields=["verified", "verified_at", "verification", "updated_at"])
+
+
+# --- seats -------------------------------------------------------------------------------------
+def seat_check(user: AbstractBaseUser, bot_id: int) -> None:
+    """May ``user`` seat (or unseat) bot ``bot_id``? Its owner only, and only enabled."""
+    bot = Bot.objects.filter(pk=bot_id).only("owner_id", "enabled").first()
+    if bot is None:
+        raise ValidationError({"bot": ["No such bot."]})
+    if bot.owner_id != user.pk:
+        raise NotBotOwner()
+    if not bot.enabled:
+        raise BotDisabled()
+
+
+# --- the call log ------------------------------------------------------------------------------
+def _bump(bot_id: int, names: list[str], *, by: int = 1) -> None:
+    for name in names:
+        counter = BotCounter.objects.filter(bot_id=bot_id, name=name)
+        if not counter.update(count=F("count") + by):
+            try:
+                with transaction.atomic():
+                    BotCounter.objects.create(bot_id=bot_id, name=name, count=by)
+            except IntegrityError:  # created meanwhile by another call
+                counter.update(count=F("count") + by)
+
+
+def call_record(
+    *,
+    bot_id: int,
+    kind: str,
+    latency_ms: float,
+    status: int | None,
+    error: str = "",
+    detail: str = "",
+    outcome: str = "",
+    game_id: int | None = None,
+    version: int | None = None,
+    seat: int | None = None,
+    strike: bool = False,
+) -> BotCall:
+    """Log one call and count it. A strike is counted under its reason (the error kind)."""
+    call = BotCall.objects.create(
+        bot_id=bot_id, game_id=game_id, version=version, seat=seat, kind=kind, status=status,
+        latency_ms=latency_ms, error=error, detail=detail[:500], outcome=outcome,
+    )
+    names = ["calls"]
+    if error:
+        names += ["failed", f"error:{error}"]
+    if strike:
+        names.append(f"strike:{error}")
+    _bump(bot_id, names)
+    if call.pk % _PRUNE_EVERY == 0:
+        call_log_prune(bot_id=bot_id)
+    return call
+
+
+def call_log_prune(*, bot_id: int, keep: int | None = None) -> int:
+    """Drop all but the newest ``keep`` calls of a bot; how many went."""
+    keep = keep or _setting("BOTS_CALL_LOG_KEEP", CALL_LOG_KEEP)
+    edge = list(BotCall.objects.filter(bot_id=bot_id).order_by("-id")
+                .values_list("id", flat=True)[keep:keep + 1])
+    if not edge:
+        return 0
+    deleted, _ = BotCall.objects.filter(bot_id=bot_id, id__lte=edge[0]).delete()
+    return deleted
+
+
+def calls_record(calls: list[dict[str, Any]]) -> None:
+    """``call_record`` for many calls at once (a driven game's batch): one insert, and one
+    update per counter."""
+    if not calls:
+        return
+    counts: dict[tuple[int, str], int] = {}
+    rows = []
+    for call in calls:
+        call = dict(call)
+        strike = call.pop("strike", False)
+        call["detail"] = call.get("detail", "")[:500]
+        rows.append(BotCall(**call))
+        names = ["calls"]
+        if call.get("error"):
+            names += ["failed", f"error:{call['error']}"]
+        if strike:
+            names.append(f"strike:{call['error']}")
+        for name in names:
+            counts[call["bot_id"], name] = counts.get((call["bot_id"], name), 0) + 1
+    BotCall.objects.bulk_create(rows)
+    for (bot_id, name), count in counts.items():
+        _bump(bot_id, [name], by=count)
+    for bot_id in {call["bot_id"] for call in calls}:
+        call_log_prune(bot_id=bot_id)

@@ -1,0 +1,125 @@
+"""Verification: does a bot speak protocol 1? Two checks, both over real HTTP:
+
+1. The signature handshake: a correctly signed notice gets a 2xx, and one signed with a wrong
+   secret is refused with a 4xx (a bot that accepts anything could be driven by anyone).
+2. A validation game: one single-hand game against a reference player (a random legal move,
+   in this process), every decision of the bot asked over HTTP with the protocol's turn
+   payload. Every answer must come in time, be JSON ``{"move": ...}`` and be legal.
+
+The result and the reasons for a failure are stored on the bot; only verified, enabled bots
+may enter tournaments. A URL change clears it (``services.bot_update``).
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from typing import Any
+
+from bots import runner, signing
+from bots import services as bot_services
+from bots import transport as bot_transport
+from bots.models import Bot, CallKind
+from games import uno as engine
+
+MAX_FAILURES = 3  # stop the game early: the verdict is clear and the owner waits for it
+MAX_TURNS = 400
+_NOTICE_TIMEOUT = 2.0
+
+
+def _turn_payload(state: engine.GameState, seat: int, options: dict[str, Any], version: int,
+                  budget: int, bot: Bot) -> dict[str, Any]:
+    view = engine.view(state, seat)
+    return {
+        "protocol": runner.PROTOCOL, "type": "turn", "game": 0, "version": version,
+        "seat": seat, "options": options, "view": view, "legal_moves": view["legal_moves"],
+        "budget_ms": budget, "latency": runner.latencies.summary(bot.pk),
+    }
+
+
+def _handshake(bot: Bot, transport: bot_transport.BotTransport, options: dict[str, Any],
+               reasons: list[str]) -> None:
+    notice = {"protocol": runner.PROTOCOL, "type": "start", "game": 0, "version": 0, "seat": 0,
+              "options": options, "players": [bot.label, "reference"]}
+    good = transport.post_sync(bot.url, notice, secrets=bot_services.signing_secrets(bot),
+                               timeout=_NOTICE_TIMEOUT)
+    bot_services.call_record(bot_id=bot.pk, kind=CallKind.VERIFY, latency_ms=good.latency_ms,
+                             status=good.status, error=good.error or "",
+                             detail=good.detail if not good.ok else "signed notice")
+    if not good.ok:
+        reasons.append(f"A correctly signed notice failed: {good.error} ({good.detail}).")
+    forged = transport.post_sync(bot.url, notice, secrets=[signing.new_secret()],
+                                 timeout=_NOTICE_TIMEOUT)
+    if forged.status is None or not 400 <= forged.status < 500:
+        got = forged.status if forged.status is not None else forged.error
+        reasons.append(
+            f"A notice signed with a wrong secret got {got}: the bot must check "
+            "webhook-signature and refuse it with a 4xx (401)."
+        )
+
+
+def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: int,
+          reasons: list[str]) -> int:
+    """Play the validation game; returns the bot's decisions."""
+    options = engine.Options(players=2, single_hand=True)
+    options_json = options.to_json()
+    state = engine.new_game(options, seed)
+    rng = random.Random(seed)
+    bot_seat = seed % 2  # either seat, so both first and second player get tried
+    turns = failures = 0
+    for step in range(MAX_TURNS):
+        if state.finished:
+            break
+        seat = state.awaiting
+        assert seat is not None
+        if seat != bot_seat:
+            engine.apply(state, seat, rng.choice(engine.legal_moves(state, seat)))
+            continue
+        turns += 1
+        payload = _turn_payload(state, seat, options_json, step, budget, bot)
+        result = transport.post_sync(bot.url, payload, secrets=bot_services.signing_secrets(bot),
+                                     timeout=budget / 1000)
+        runner.latencies.add(bot.pk, result.latency_ms)
+        move, error, detail = runner.judge(result)
+        if move is not None:
+            try:
+                engine.apply(state, seat, engine.Move.from_json(move))
+            except engine.MalformedMove as exc:
+                error, detail = runner.MALFORMED, exc.reason
+            except engine.IllegalMove as exc:
+                error, detail = runner.ILLEGAL, exc.reason
+        bot_services.call_record(bot_id=bot.pk, kind=CallKind.VERIFY,
+                                 latency_ms=result.latency_ms, status=result.status,
+                                 error=error, detail=detail or f"validation turn {turns}")
+        if error:
+            failures += 1
+            reasons.append(f"Turn {turns}: {error} ({detail}).")
+            engine.apply(state, seat, engine.default_move(state, seat))
+            if failures >= MAX_FAILURES:
+                reasons.append("Stopped the validation game after too many failures.")
+                break
+    else:
+        reasons.append("The validation game did not end in time.")
+    return turns
+
+
+def verify(*, bot_id: int, transport: bot_transport.BotTransport | None = None,
+           seed: int | None = None) -> dict[str, Any]:
+    bot = Bot.objects.get(pk=bot_id)
+    transport = transport if transport is not None else bot_transport.default_transport()
+    reasons: list[str] = []
+    turns = 0
+    if not bot.enabled:
+        reasons.append("The bot is disabled.")
+    else:
+        seed = secrets.randbits(32) if seed is None else seed
+        options = engine.Options(players=2, single_hand=True).to_json()
+        _handshake(bot, transport, options, reasons)
+        if not reasons:  # a bot that fails the handshake would fail every turn the same way
+            budget = int(runner.budget_ms_for(turn_seconds=60))
+            turns = _game(bot, transport, budget, seed, reasons)
+    ok = not reasons
+    bot_services.verification_record(bot_id=bot.pk, url=bot.url, ok=ok, reasons=reasons,
+                                     details={"turns": turns})
+    return {"bot": bot.pk, "verified": ok, "result": "passed" if ok else "failed",
+            "reasons": reasons, "turns": turns}

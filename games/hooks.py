@@ -1,0 +1,56 @@
+"""What games offer apps that drive seats on someone's behalf (the bots app), so that games
+never import them: the arrow points games <- bots.
+
+* ``on_change(listener)``: ``listener(game)`` runs after every committed change of a game, in
+  the process that committed it, with the game as committed (its ``version``, ``awaiting``,
+  ``status``, ``move_count``). Several changes in one transaction may call it several times
+  with the same final game; listeners dedupe by version. It must return quickly: it runs in
+  the request that made the change (a listener hands slow work to a worker or a thread).
+* ``set_seat_check(check)``: ``check(user, bot_id)`` decides whether ``user`` may seat that
+  bot (raising an API error if not); without one, seating a bot is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from rest_framework.exceptions import ValidationError
+
+if TYPE_CHECKING:
+    from games.models import Game
+
+log = logging.getLogger(__name__)
+
+ChangeListener = Callable[["Game"], None]
+SeatCheck = Callable[[Any, int], None]
+
+_listeners: list[ChangeListener] = []
+_seat_check: SeatCheck | None = None
+
+
+def on_change(listener: ChangeListener) -> None:
+    if listener not in _listeners:
+        _listeners.append(listener)
+
+
+def set_seat_check(check: SeatCheck) -> None:
+    global _seat_check
+    _seat_check = check
+
+
+def changed(game: Game) -> None:
+    """Tell the listeners; the change is committed, so a listener's failure is logged, never
+    raised (nothing committed may be answered as an error)."""
+    for listener in _listeners:
+        try:
+            listener(game)
+        except Exception:
+            log.exception("game change listener failed (game %s)", game.pk)
+
+
+def check_seat(user: Any, bot_id: int) -> None:
+    if _seat_check is None:
+        raise ValidationError({"bot": ["Bots are not available on this server."]})
+    _seat_check(user, bot_id)

@@ -1,0 +1,103 @@
+"""Verification over real HTTP: the signature handshake and a validation game against a
+reference player. Only a bot that checks signatures and answers every turn legally passes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bots import services as bot_services
+from bots.models import Bot
+from bots.serve import serve_in_thread
+from tests.bots.fault_server import FaultServer
+from tests.bots.helpers import close_default_transport, register
+from tests.games.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+
+@pytest.fixture(autouse=True)
+def _fresh_default_transport() -> Iterator[None]:
+    yield
+    close_default_transport()
+
+@pytest.fixture(autouse=True)
+def _quick(settings: Any) -> None:
+    settings.BOTS_RUNNER = "off"
+    settings.BOTS_TURN_TIMEOUT_MS = 500
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def test_a_reference_bot_passes_and_its_verification_is_recorded(alice: Any) -> None:
+    bot, secret = register(alice, "honest", "http://127.0.0.1:9/")
+    url, stop = serve_in_thread("greedy", secret)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": url})
+        answer = client_for(alice).post(f"/api/bots/{bot.pk}/verify/")
+    finally:
+        stop()
+    assert answer.status_code == 200, answer.content
+    result = answer.json()
+    assert result["verified"] and result["reasons"] == [] and result["turns"] > 0
+    bot.refresh_from_db()
+    assert bot.verified and bot.verification["result"] == "passed"
+    assert bot.calls.filter(kind="verify", error="").count() == result["turns"] + 1
+
+
+def test_a_bot_that_accepts_forged_signatures_fails_with_the_reason(alice: Any) -> None:
+    with FaultServer(mode="ok") as fault:  # answers anything, signed or not
+        bot, _ = register(alice, "trusting", fault.url)
+        result = client_for(alice).post(f"/api/bots/{bot.pk}/verify/").json()
+    assert not result["verified"]
+    assert any("wrong secret" in reason for reason in result["reasons"])
+    bot.refresh_from_db()
+    assert not bot.verified and bot.verification["result"] == "failed"
+
+
+def test_a_bot_with_the_wrong_secret_fails_the_handshake(alice: Any) -> None:
+    bot, _ = register(alice, "confused", "http://127.0.0.1:9/")
+    url, stop = serve_in_thread("greedy", "whsec_" + "B" * 32)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": url})
+        result = client_for(alice).post(f"/api/bots/{bot.pk}/verify/").json()
+    finally:
+        stop()
+    assert not result["verified"]
+    assert "correctly signed notice failed: status" in result["reasons"][0]
+
+
+def test_a_bot_making_illegal_moves_fails_the_validation_game(alice: Any) -> None:
+    bot, secret = register(alice, "cheater", "http://127.0.0.1:9/")
+
+    def keep_always(view: dict[str, Any], rng: Any) -> dict[str, Any]:
+        return {"type": "keep"}  # only legal right after drawing
+
+    url, stop = serve_in_thread(keep_always, secret)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": url})
+        result = client_for(alice).post(f"/api/bots/{bot.pk}/verify/").json()
+    finally:
+        stop()
+    assert not result["verified"]
+    assert any(": illegal (" in reason for reason in result["reasons"])
+    assert not Bot.objects.get(pk=bot.pk).verified
+
+
+def test_the_admin_action_verifies_too(admin_client: Any, alice: Any) -> None:
+    bot, secret = register(alice, "via-admin", "http://127.0.0.1:9/")
+    url, stop = serve_in_thread("greedy", secret)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": url})
+        response = admin_client.post("/admin/bots/bot/", {
+            "action": "verify_bots", "_selected_action": [bot.pk]}, follow=True)
+    finally:
+        stop()
+    assert response.status_code == 200
+    assert Bot.objects.get(pk=bot.pk).verified
+    page = admin_client.get(f"/admin/bots/bot/{bot.pk}/change/")
+    assert page.status_code == 200 and b"p50 / p99" in page.content
+
+
