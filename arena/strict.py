@@ -99,6 +99,10 @@ class StrictFilterForm(forms.Form):
         return cleaned
 
 
+# The largest ``page`` read (nine digits): the schema says so, and a larger one is a 400.
+MAX_PAGE = 999_999_999
+
+
 class StrictPageNumberPagination(PageNumberPagination):
     """A ``page_size`` outside 1..``max_page_size`` (or not a number) is a 400; DRF would
     silently use the default. The schema states the range. So is a ``page`` that is not a
@@ -146,7 +150,7 @@ class StrictPageNumberPagination(PageNumberPagination):
                 if self.max_page_size:
                     parameter["schema"]["maximum"] = self.max_page_size
             if parameter["name"] == self.page_query_param:
-                parameter["schema"] = {**parameter["schema"], "minimum": 1}
+                parameter["schema"] = {**parameter["schema"], "minimum": 1, "maximum": MAX_PAGE}
         return parameters
 
 
