@@ -212,6 +212,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "arena.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
+        "arena.authentication.PasswordNotAccepted",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
