@@ -265,7 +265,6 @@ SPECTACULAR_SETTINGS = {
         "EndReason": "games.schema.END_REASONS",
         "GameStatus": "games.models.GameStatus",
         "MoveSource": "games.models.MoveSource",
-        "EventKind": "games.models.EventKind",
         # The one-value discriminators of the unions (games.schema), after their variants.
         **{f"Pending{kind.title()}Type": [kind] for kind in
            ("drawn", "color", "challenge", "stack")},

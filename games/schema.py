@@ -266,8 +266,9 @@ class StrikeData(serializers.Serializer):
     max_strikes = serializers.IntegerField(min_value=1)
 
 
-class NoData(serializers.Serializer):
-    """No details."""
+@extend_schema_field({"type": "object", "additionalProperties": False, "description": "None."})
+class NoData(serializers.JSONField):
+    """No details (an empty serializer would leave ``data`` out of the schema altogether)."""
 
 
 class EndData(serializers.Serializer):
@@ -276,7 +277,7 @@ class EndData(serializers.Serializer):
     scores = serializers.ListField(child=serializers.IntegerField())
 
 
-def _event(kind: EventKind, data: type[serializers.Serializer], seat: bool) -> type:
+def _event(kind: EventKind, data: type[serializers.Field], seat: bool) -> type:
     """One kind of event: ``seat`` says whether the event names a seat (else it is null)."""
     fields = {
         "version": serializers.IntegerField(min_value=1),
