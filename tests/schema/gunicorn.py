@@ -21,11 +21,20 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def gunicorn(*, workers: int, threads: int, env: dict[str, str] | None = None) -> Iterator[int]:
-    """The app under gunicorn (gthread workers); yields the port once it accepts connections."""
+def gunicorn(
+    *, workers: int, threads: int, env: dict[str, str | None] | None = None
+) -> Iterator[int]:
+    """The app under gunicorn (gthread workers); yields the port once it accepts connections.
+    ``env`` adds to the environment (None: takes the variable away)."""
     port = free_port()
-    environment = {**os.environ, "DEBUG": "false", "LOG_LEVEL": "WARNING", **(env or {})}
-    environment.pop("CELERY_BROKER_URL", None)  # no turn clock runs out in these tests
+    # No broker: no turn clock runs out in these tests.
+    changes = {"DEBUG": "false", "LOG_LEVEL": "WARNING", "CELERY_BROKER_URL": None, **(env or {})}
+    environment = {**os.environ}
+    for name, value in changes.items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "arena.wsgi", f"--bind=127.0.0.1:{port}",
          f"--workers={workers}", "--worker-class=gthread", f"--threads={threads}",
