@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.plumbing import get_class
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
@@ -36,6 +37,8 @@ class StrictInputSchema(OpenApiSerializerExtension):
 
     def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
         schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if not get_class(self.target).__doc__:  # not StrictInput's own, inherited
+            schema.pop("description", None)
         return {**schema, "additionalProperties": False}
 
 

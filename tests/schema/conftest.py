@@ -6,4 +6,5 @@ from tests.games.conftest import (  # noqa: F401 - fixtures, found by name
     bob_api,
     charlie_api,
     fake_clock,
+    running_game,
 )
