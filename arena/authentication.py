@@ -8,7 +8,11 @@ from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from knox.auth import TokenAuthentication as KnoxTokenAuthentication
 from rest_framework import exceptions
-from rest_framework.authentication import BasicAuthentication, get_authorization_header
+from rest_framework.authentication import (
+    BaseAuthentication,
+    BasicAuthentication,
+    get_authorization_header,
+)
 from rest_framework.request import Request
 
 
@@ -49,10 +53,31 @@ class PasswordAuthentication(BasicAuthentication):
             return None
 
 
+def sends_password(request: Request) -> bool:
+    """Whether the request sends HTTP Basic credentials."""
+    parts = get_authorization_header(request).split()
+    return bool(parts) and parts[0].lower() == b"basic"
+
+
 def password_refused(request: Request) -> bool:
     """Whether the request sent HTTP Basic credentials that did not authenticate it."""
-    parts = get_authorization_header(request).split()
-    return bool(parts) and parts[0].lower() == b"basic" and not request.user.is_authenticated
+    return sends_password(request) and not request.user.is_authenticated
+
+
+PASSWORD_NOT_ACCEPTED = (
+    "A password (HTTP Basic) only creates and lists tokens (/api/tokens/); send a token here: "
+    "'Authorization: Token <key>'."
+)
+
+
+class PasswordNotAccepted(BaseAuthentication):
+    """Last of the default authenticators: HTTP Basic sent where only a token is accepted is
+    refused as that, not answered "credentials were not provided" (they were)."""
+
+    def authenticate(self, request: Request) -> None:
+        if sends_password(request):
+            raise exceptions.AuthenticationFailed(PASSWORD_NOT_ACCEPTED)
+        return None
 
 
 class PasswordAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
@@ -73,3 +98,16 @@ class TokenAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore
             "scheme": "bearer",
             "description": "`Authorization: Token <key>` or `Authorization: Bearer <key>`.",
         }
+
+
+class PasswordNotAcceptedScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    """Not a way in: nothing to declare."""
+
+    target_class = "arena.authentication.PasswordNotAccepted"
+    name: list[str] = []
+
+    def get_security_requirement(self, auto_schema: Any) -> None:
+        return None
+
+    def get_security_definition(self, auto_schema: Any) -> list[dict[str, str]]:
+        return []

@@ -269,6 +269,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "arena.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
+        "arena.authentication.PasswordNotAccepted",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -311,15 +312,37 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
-    "ENUM_NAME_OVERRIDES": {},
+    # Stable enum names for generated clients (otherwise named after the first field found).
+    "ENUM_NAME_OVERRIDES": {
+        "CardCode": "games.uno.cards.CODES",
+        "Color": "games.uno.cards.COLORS",
+        "Phase": "games.uno.state.PHASE_NAMES",
+        "MoveType": "games.schema.MOVE_TYPES",
+        "Direction": "games.schema.DIRECTION_CHOICES",
+        "HandEndReason": "games.schema.HAND_END_REASONS",
+        "EndReason": "games.schema.END_REASONS",
+        "GameStatus": "games.models.GameStatus",
+        "MoveSource": "games.models.MoveSource",
+        # The one-value discriminators of the unions (games.schema), after their variants.
+        **{f"Pending{kind.title()}Type": [kind] for kind in
+           ("drawn", "color", "challenge", "stack")},
+        **{f"{kind.title()}EventKind": [kind] for kind in
+           ("joined", "left", "started", "move", "strike", "forfeited", "finished", "aborted")},
+    },
+    # A nullable enum is the enum's component, nullable (not a union with a "NullEnum").
+    "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,
+    # No "* `R0` - R0" list in the description of every field holding a card code.
+    "ENUM_GENERATE_CHOICE_DESCRIPTION": False,
     # Bot protocol 1: what the server POSTs to bots (bots/protocol.py), as x-webhooks.
     "WEBHOOKS": [
         "bots.protocol.TURN_WEBHOOK",
         "bots.protocol.START_WEBHOOK",
         "bots.protocol.END_WEBHOOK",
     ],
+    # A request body identical to its response component (a move) is the same component.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
+        "arena.schema.merge_identical_request_components",
         "bots.protocol.webhooks_as_extension",
     ],
 }

@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.plumbing import get_class
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import PageNumberPagination
@@ -36,6 +37,8 @@ class StrictInputSchema(OpenApiSerializerExtension):
 
     def map_serializer(self, auto_schema: Any, direction: Any) -> Any:
         schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if not get_class(self.target).__doc__:  # not StrictInput's own, inherited
+            schema.pop("description", None)
         return {**schema, "additionalProperties": False}
 
 
@@ -99,6 +102,10 @@ class StrictFilterForm(forms.Form):
         return cleaned
 
 
+# The largest ``page`` read (nine digits): the schema says so, and a larger one is a 400.
+MAX_PAGE = 999_999_999
+
+
 class StrictPageNumberPagination(PageNumberPagination):
     """A ``page_size`` outside 1..``max_page_size`` (or not a number) is a 400; DRF would
     silently use the default. The schema states the range. So is a ``page`` that is not a
@@ -146,7 +153,7 @@ class StrictPageNumberPagination(PageNumberPagination):
                 if self.max_page_size:
                     parameter["schema"]["maximum"] = self.max_page_size
             if parameter["name"] == self.page_query_param:
-                parameter["schema"] = {**parameter["schema"], "minimum": 1}
+                parameter["schema"] = {**parameter["schema"], "minimum": 1, "maximum": MAX_PAGE}
         return parameters
 
 

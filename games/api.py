@@ -28,7 +28,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
 from arena.api_errors import RETRY_AFTER, error_body, error_responses
-from arena.strict import StrictPageNumberPagination, query_bool
+from arena.strict import MAX_PAGE, StrictPageNumberPagination, query_bool
 from arena.throttling import FailOpenScopedRateThrottle
 from games import clock, examples, notify, selectors, services, waits
 from games import uno as engine
@@ -52,6 +52,7 @@ from games.errors import (
 from games.filters import GameFilter
 from games.idempotency import idempotent_call, request_fingerprint
 from games.models import Game, GameStatus, MoveRecord, Seat
+from games.schema import GAME_ID, IDEMPOTENCY_KEY, etag_header
 from games.serializers import (
     EventOut,
     EventsOut,
@@ -80,19 +81,6 @@ def _example(name: str, value: Any, description: str = "") -> OpenApiExample:
 
 def _request_example(name: str, value: Any, description: str = "") -> OpenApiExample:
     return OpenApiExample(name, value=value, description=description, request_only=True)
-
-
-def _etag(*codes: int) -> OpenApiParameter:
-    return OpenApiParameter(
-        "ETag", str, OpenApiParameter.HEADER, required=True,
-        description="Names the game, version and seat of the view: send it back as "
-        "`If-None-Match` to `view` (with `wait` to long-poll).",
-        examples=[OpenApiExample("Game 7 at version 12 for seat 0", value='"7-12-0"')],
-        response=list(codes),
-    )
-
-
-GAME_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Game id.")
 
 
 def _game_or_404(game_id: int) -> Game:
@@ -313,7 +301,7 @@ class GameViewApi(APIView):
             GAME_ID,
             ViewQuery,
             OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False),
-            _etag(200, 304),
+            etag_header(200, 304),
             RETRY_AFTER,
         ],
         responses={
@@ -426,8 +414,10 @@ class GameMovesApi(generics.GenericAPIView):
         parameters=[
             GAME_ID,
             # A plain GET handler: the paginator's parameters are not found on their own.
-            OpenApiParameter("page", {"type": "integer", "minimum": 1}, description="Page "
-                             "number (from 1); a page past the end is a 404."),
+            OpenApiParameter(
+                "page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+                description="Page number (from 1); a page past the end is a 404.",
+            ),
             OpenApiParameter(
                 "page_size",
                 {"type": "integer", "minimum": 1, "maximum": MovePagination.max_page_size},
@@ -477,11 +467,8 @@ class GameMovesApi(generics.GenericAPIView):
         parameters=[
             GAME_ID,
             MoveQuery,
-            OpenApiParameter(
-                "Idempotency-Key", str, OpenApiParameter.HEADER, required=False,
-                description="Any unique string (e.g. a UUID) per intended move.",
-            ),
-            _etag(201),
+            IDEMPOTENCY_KEY,
+            etag_header(201),
             OpenApiParameter(
                 "Idempotent-Replayed", str, OpenApiParameter.HEADER, enum=["true"],
                 description="Present on the recorded response a retried `Idempotency-Key` "

@@ -9,11 +9,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from arena.strict import QueryIntegerField, QuerySerializer, StrictInput, StrictIntegerField
-from games import services
+from games import schema, services
 from games.models import (
     DEFAULT_MAX_STRIKES,
     DEFAULT_TURN_SECONDS,
-    EventKind,
     Game,
     GameEvent,
     GameStatus,
@@ -22,33 +21,10 @@ from games.models import (
     Seat,
 )
 from games.rows import PublicSeat
-from games.uno.cards import CODES, COLORS
-
-MOVE_TYPES = ["play", "draw", "keep", "challenge", "accept", "catch", "uno", "color"]
 
 
 # --- documented shapes of engine JSON (validation itself is the engine's) --------------------
-class OptionsDoc(serializers.Serializer):
-    players = serializers.IntegerField(min_value=2, max_value=10, default=2)
-    stacking = serializers.BooleanField(default=False)
-    seven_o = serializers.BooleanField(default=False)
-    jump_in = serializers.BooleanField(default=False)
-    draw_until_playable = serializers.BooleanField(default=False)
-    deck_2018 = serializers.BooleanField(default=False)
-    start_2022 = serializers.BooleanField(default=False)
-    single_hand = serializers.BooleanField(default=False)
-    target_score = serializers.IntegerField(min_value=1, max_value=1_000_000, default=500)
-
-
-class MoveDoc(serializers.Serializer):
-    type = serializers.ChoiceField(choices=MOVE_TYPES)
-    card = serializers.ChoiceField(choices=list(CODES), required=False, help_text="Card code.")
-    color = serializers.ChoiceField(choices=list(COLORS), required=False)
-    target = serializers.IntegerField(min_value=0, max_value=9, required=False)
-    uno = serializers.BooleanField(required=False, default=False)
-
-
-@extend_schema_field(OptionsDoc)
+@extend_schema_field(schema.OptionsInput)
 class OptionsField(serializers.JSONField):
     """Rule options; checked by the engine (``Options.from_json``), not by DRF, so the API
     accepts exactly what the engine accepts."""
@@ -59,26 +35,29 @@ class OptionsField(serializers.JSONField):
         return data
 
 
-@extend_schema_field(MoveDoc)
+@extend_schema_field(schema.Options)
+class OptionsOutField(serializers.JSONField):
+    """A game's options as stored: every option, the defaults filled in."""
+
+
+@extend_schema_field(schema.Move)
 class MoveField(serializers.JSONField):
     """A move; its shape is checked by the engine (``Move.from_json``) -> 400 malformed_move."""
 
 
-@extend_schema_field(
-    {
-        "type": "object",
-        "additionalProperties": True,
-        "description": "The engine's view for your seat: your hand, others' card counts, top "
-        "card, colour, direction, turn, awaiting, pending decision, scores, legal moves...",
-    }
-)
+@extend_schema_field(schema.SeatView)
 class EngineViewField(serializers.JSONField):
-    pass
+    """The engine's view for one seat (``games.uno.view``), passed through as it is."""
 
 
-@extend_schema_field({"type": "object", "additionalProperties": True})
-class AnyObjectField(serializers.JSONField):
-    pass
+@extend_schema_field(schema.ReplayState)
+class ReplayStateField(serializers.JSONField):
+    """The engine's full state view (``games.uno.full_view``), passed through as it is."""
+
+
+@extend_schema_field(schema.EVENT)
+class EventField(serializers.JSONField):
+    """One event, of the kind its ``kind`` names (the schema's discriminated union)."""
 
 
 class StrictBooleanField(serializers.BooleanField):
@@ -127,7 +106,7 @@ class SeatOut(serializers.ModelSerializer):
 class GameOut(serializers.ModelSerializer):
     seats = SeatOut(many=True, read_only=True)
     created_by = serializers.CharField(source="created_by.get_username", read_only=True)
-    options = OptionsField(read_only=True)
+    options = OptionsOutField(read_only=True)
     scores = serializers.ListField(child=serializers.IntegerField(), read_only=True)
     open_seats = serializers.SerializerMethodField()
     my_seat = serializers.SerializerMethodField()
@@ -242,11 +221,8 @@ class MovePlayedOut(ViewOut):
 
 
 class EventOut(serializers.ModelSerializer):
-    kind = serializers.ChoiceField(choices=EventKind.choices)
-    data = AnyObjectField(
-        help_text="Public details: move events carry number/move/source; strike events "
-        "strikes/max_strikes; finished events winner/scores/reason."
-    )
+    """An event as sent (the schema describes it as ``schema.EVENT``, by kind)."""
+
 
     class Meta:
         model = GameEvent
@@ -254,7 +230,9 @@ class EventOut(serializers.ModelSerializer):
 
 
 class EventsQuery(QuerySerializer):
-    since = QueryIntegerField(min_value=0, default=0, help_text="Last version you saw.")
+    since = QueryIntegerField(
+        min_value=0, max_value=schema.INT64_MAX, default=0, help_text="Last version you saw."
+    )
     wait = serializers.FloatField(
         min_value=0, max_value=25, default=0,
         help_text="Seconds to wait for an event before answering empty (long poll, max 25).",
@@ -295,7 +273,7 @@ class EventsOut(serializers.Serializer):
     game = serializers.IntegerField()
     version = serializers.IntegerField(help_text="The game's version now.")
     status = serializers.ChoiceField(choices=GameStatus.choices)
-    events = EventOut(many=True)
+    events = serializers.ListField(child=EventField())
     more = serializers.BooleanField(help_text="More events follow: ask again with the last "
                                     "event's version as `since`.")
 
@@ -312,7 +290,7 @@ class ReplayOut(serializers.Serializer):
     game = serializers.IntegerField()
     status = serializers.ChoiceField(choices=GameStatus.choices)
     end_reason = serializers.CharField()
-    options = OptionsField()
+    options = OptionsOutField()
     seed = serializers.IntegerField(
         min_value=0, max_value=2**63 - 1,
         help_text="63-bit: parse it as a 64-bit integer (a double, as in some JSON tools, "
@@ -323,6 +301,9 @@ class ReplayOut(serializers.Serializer):
     scores = serializers.ListField(child=serializers.IntegerField())
     moves = ReplayMoveOut(many=True)
     deals = serializers.ListField(
-        child=AnyObjectField(), help_text="Full state at the start of every hand."
+        child=ReplayStateField(), help_text="Full state at the start of every hand."
     )
-    final = AnyObjectField(allow_null=True, help_text="Full final state (every hand, deck).")
+    final = ReplayStateField(
+        allow_null=True, help_text="Full final state (every hand, deck); null when the game "
+        "ended before the deal."
+    )

@@ -9,7 +9,7 @@ from django.http import Http404
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from knox.models import AuthToken
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import AuthenticationFailed, NotAuthenticated, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,7 +24,13 @@ from arena.accounts.serializers import (
     UserOut,
 )
 from arena.api_errors import RETRY_AFTER, ApiError, error_responses
-from arena.authentication import PasswordAuthentication, TokenAuthentication, password_refused
+from arena.authentication import (
+    PASSWORD_NOT_ACCEPTED,
+    PasswordAuthentication,
+    TokenAuthentication,
+    password_refused,
+    sends_password,
+)
 from arena.throttling import FailOpenScopedRateThrottle
 
 TAGS = ["accounts"]
@@ -78,23 +84,35 @@ class TokenListCreateApi(APIView):
         return [AllowAny()] if self.request.method == "POST" else super().get_permissions()
 
     def get_throttles(self) -> list[Any]:
-        if self.request.method == "POST":
+        # Every password sent here counts against the limit: listing with one too, or the
+        # list would be a way to guess passwords without it.
+        if self.request.method == "POST" or sends_password(self.request):
             self.throttle_scope = "token"
             return [FailOpenScopedRateThrottle()]
         return []
+
+    def check_permissions(self, request: Request) -> None:
+        # A wrong password is refused as that (not "credentials were not provided"), once
+        # the rate limit has counted it: DRF checks permissions before throttles.
+        if password_refused(request):
+            self.check_throttles(request)
+            raise InvalidCredentials()
+        super().check_permissions(request)
 
     @extend_schema(
         operation_id="tokens_list",
         tags=TAGS,
         summary="List my tokens",
-        description="Prefix (`id`), creation and expiry; never the key.",
+        description="Prefix (`id`), creation and expiry; never the key. With a token, or a "
+        "password (HTTP Basic: it counts against the token rate limit, as when creating one).",
+        parameters=[RETRY_AFTER],
         responses={
             200: OpenApiResponse(
                 TokenOut(many=True),
                 "Your tokens.",
                 examples=[OpenApiExample("A token", value=examples.TOKEN)],
             ),
-            **error_responses(401),
+            **error_responses(401, 429, raises=[NotAuthenticated(), InvalidCredentials()]),
         },
     )
     def get(self, request: Request) -> Response:
@@ -141,8 +159,6 @@ class TokenListCreateApi(APIView):
         auth=[{"basicAuth": []}, {"tokenAuth": []}, {}],
     )
     def post(self, request: Request) -> Response:
-        if password_refused(request):
-            raise InvalidCredentials()
         body = TokenCreateInput(data=request.data)
         body.is_valid(raise_exception=True)
         user = request.user if request.user.is_authenticated else None
@@ -169,7 +185,9 @@ class TokenDetailApi(APIView):
         tags=TAGS,
         summary="Revoke a token",
         parameters=[OpenApiParameter("id", str, OpenApiParameter.PATH, description="Token id.")],
-        responses={204: None, **error_responses(401, 404)},
+        responses={204: None, **error_responses(401, 404, raises=[
+            NotAuthenticated(), AuthenticationFailed(PASSWORD_NOT_ACCEPTED),
+        ])},
     )
     def delete(self, request: Request, id: str) -> Response:
         if not services.token_revoke(user=request.user, token_id=id):

@@ -258,3 +258,48 @@ def test_a_client_cannot_dodge_the_sign_up_limit_with_x_forwarded_for(
         for i in range(3)
     ]
     assert codes == [201, 201, 429]
+
+
+def test_listing_tokens_with_a_wrong_password_says_the_password_is_wrong(alice: Any) -> None:
+    response = APIClient().get("/api/tokens/", HTTP_AUTHORIZATION=_basic("alice", "nope"))
+    assert response.status_code == 401
+    assert response.json() == {"code": "authentication_failed",
+                               "detail": "Invalid username or password."}
+    right = APIClient().get("/api/tokens/", HTTP_AUTHORIZATION=_basic("alice", "alice-password-1"))
+    assert right.status_code == 200
+
+
+def test_passwords_sent_to_list_tokens_count_against_the_token_rate_limit(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"token": "3/hour"})
+    client = APIClient()
+    guesses = [
+        client.get("/api/tokens/", HTTP_AUTHORIZATION=_basic("alice", f"guess-{i}")).status_code
+        for i in range(4)
+    ]
+    assert guesses == [401, 401, 401, 429]
+    # A token is not a guess: listing with one is not limited.
+    _, key = token_create(user=alice)
+    assert client.get("/api/tokens/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+
+
+@pytest.mark.parametrize(("method", "path"), [("delete", "/api/tokens/{id}/"),
+                                              ("get", "/api/games/")])
+def test_a_password_where_only_a_token_is_accepted_is_refused_as_that(
+    alice: Any, method: str, path: str
+) -> None:
+    record, _ = token_create(user=alice)
+    response = getattr(APIClient(), method)(
+        path.format(id=record.token_key), HTTP_AUTHORIZATION=_basic("alice", "alice-password-1")
+    )
+    assert response.status_code == 401
+    assert response.json()["code"] == "authentication_failed"
+    assert "only creates and lists tokens" in response.json()["detail"]
+    assert AuthToken.objects.filter(pk=record.pk).exists()
+
+
+def test_no_credentials_at_all_are_still_not_provided() -> None:
+    response = APIClient().delete("/api/tokens/uno_abcdef/")
+    assert response.status_code == 401
+    assert response.json()["code"] == "not_authenticated"

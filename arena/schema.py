@@ -1,0 +1,68 @@
+"""The OpenAPI schema as served: generated once per process, and tidied for client generators.
+
+drf-spectacular builds the schema on every request, and loads its extensions lazily on the
+first one; that loading is not thread-safe, so a fresh server process given several schema
+requests at once answered some of them 500. Here the schema is generated under a lock, once,
+and every later request is answered from that copy (the API does not change while the
+process runs).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from drf_spectacular.views import SpectacularAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+_lock = threading.Lock()
+_generated: dict[str, Any] = {}
+
+
+class SchemaView(SpectacularAPIView):
+    """``/api/schema/``: the schema generated once; a request for another language or version
+    (``?lang=``, ``?version=``) is generated on its own, under the same lock."""
+
+    def _get_schema_response(self, request: Request) -> Response:
+        if set(request.query_params) - {"format"}:
+            with _lock:
+                return super()._get_schema_response(request)
+        with _lock:
+            if "schema" not in _generated:
+                _generated["schema"] = super()._get_schema_response(request).data
+        filename = self._get_filename(request, None)
+        return Response(
+            data=_generated["schema"],
+            headers={"Content-Disposition": f'inline; filename="{filename}"'},
+        )
+
+
+def merge_identical_request_components(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """A postprocessing hook: where ``XRequest`` (COMPONENT_SPLIT_REQUEST) is the same schema
+    as ``X``, refer to ``X`` only, so a client can send back what it was given (a legal move)
+    as it is, without converting it to a request model of its own."""
+    schemas = result.get("components", {}).get("schemas", {})
+    same = {
+        name: name.removesuffix("Request")
+        for name, schema in schemas.items()
+        if name.endswith("Request") and schemas.get(name.removesuffix("Request")) == schema
+    }
+    if not same:
+        return result
+    for name in same:
+        del schemas[name]
+    prefix = "#/components/schemas/"
+    renamed = {prefix + old: prefix + new for old, new in same.items()}
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                key: renamed.get(value, value) if key == "$ref" else rewrite(value)
+                for key, value in node.items()
+            }
+        if isinstance(node, list):
+            return [rewrite(item) for item in node]
+        return node
+
+    return rewrite(result)  # type: ignore[no-any-return]

@@ -1,0 +1,79 @@
+"""What the server refuses, the schema says: a client validating its requests against the schema
+(as generated clients and fuzzers do) never sends a request the server answers 400, and never
+refuses one the server would take."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from arena.strict import MAX_PAGE
+from games.schema import INT64_MAX
+from tests.arena.test_schema_examples import openapi, operation
+from tests.games.conftest import create_game
+
+pytestmark = pytest.mark.django_db
+
+
+def _parameter(operation_id: str, name: str) -> dict[str, Any]:
+    return next(p for p in operation(operation_id)["parameters"] if p["name"] == name)
+
+
+@pytest.mark.parametrize("operation_id", ["games_list", "games_moves_list"])
+def test_page_has_the_maximum_the_server_reads(
+    operation_id: str, alice_api: APIClient, running_game: dict[str, Any]
+) -> None:
+    assert _parameter(operation_id, "page")["schema"]["maximum"] == MAX_PAGE
+    url = "/api/games/" if operation_id == "games_list" else (
+        f"/api/games/{running_game['id']}/moves/"
+    )
+    assert alice_api.get(url, {"page": MAX_PAGE}).status_code == 404  # past the end
+    refused = alice_api.get(url, {"page": MAX_PAGE + 1})
+    assert refused.status_code == 400 and "page" in refused.json()["fields"]
+
+
+def test_since_has_the_64_bit_maximum_the_server_reads(
+    alice_api: APIClient, running_game: dict[str, Any]
+) -> None:
+    assert _parameter("games_events", "since")["schema"]["maximum"] == INT64_MAX
+    url = f"/api/games/{running_game['id']}/events/"
+    answer = alice_api.get(url, {"since": INT64_MAX})
+    assert answer.status_code == 200 and answer.json()["events"] == []
+    for too_big in (INT64_MAX + 1, 10**20):
+        refused = alice_api.get(url, {"since": too_big})
+        assert refused.status_code == 400 and "since" in refused.json()["fields"]
+
+
+def test_the_idempotency_key_length_is_declared_and_held_to(
+    alice_api: APIClient, bob_api: APIClient, running_game: dict[str, Any]
+) -> None:
+    schema = _parameter("games_moves_create", "Idempotency-Key")["schema"]
+    assert (schema["minLength"], schema["maxLength"]) == (1, 255)
+    url = f"/api/games/{running_game['id']}/moves/"
+    api = [alice_api, bob_api][running_game["awaiting"]]
+    view = api.get(f"/api/games/{running_game['id']}/view/").json()
+    body = {"version": view["version"], "move": view["view"]["legal_moves"][-1]}
+    refused = api.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="k" * 256)
+    assert refused.status_code == 400
+    assert api.post(url, body, format="json", HTTP_IDEMPOTENCY_KEY="k" * 255).status_code == 201
+
+
+def test_no_option_declares_a_default_the_server_refuses_with_seats(
+    alice_api: APIClient,
+) -> None:
+    options = openapi()["components"]["schemas"]["OptionsRequest"]
+    assert "default" not in options["properties"]["players"]
+    # What a generated model sends: every option that declares a default, with it.
+    defaults = {name: spec["default"] for name, spec in options["properties"].items()
+                if "default" in spec}
+    assert set(defaults) == set(options["properties"]) - {"players"}
+    game = create_game(alice_api, seats=3, options=defaults)
+    assert game["options"]["players"] == 3
+
+
+def test_a_move_takes_no_key_the_schema_does_not_name() -> None:
+    move = openapi()["components"]["schemas"]["Move"]
+    assert move["additionalProperties"] is False
+    assert set(move["properties"]) == {"type", "card", "color", "target", "uno"}
