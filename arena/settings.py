@@ -177,6 +177,11 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# --- Games ---------------------------------------------------------------------------------
+# Open tables (created, not yet started) one user may have at a time: the lobby's defence
+# against table spam, with its ordering (one table per creator before anyone's second).
+GAMES_MAX_OPEN_TABLES = env.int("GAMES_MAX_OPEN_TABLES", 10, minimum=1)
+
 # --- Auth and passwords -------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

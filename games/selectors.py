@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any, NoReturn
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, F, Prefetch, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 
 from games import clock, notify, rows, services
 from games import uno as engine
@@ -36,8 +37,20 @@ def game_list(
     if filters.get("mine"):
         qs = qs.filter(seats__user=user).distinct()
     if filters.get("open_seats"):
-        qs = qs.filter(status=GameStatus.OPEN, open_seat_count__gt=0)
+        qs = lobby_order(qs.filter(status=GameStatus.OPEN, open_seat_count__gt=0))
     return qs
+
+
+def lobby_order(queryset: QuerySet[Game]) -> QuerySet[Game]:
+    """Each creator's newest open table first, then everyone's second newest, and so on (newest
+    first within each round): however many tables one player makes, the others' stay on the
+    first page."""
+    creator_rank = Window(
+        RowNumber(), partition_by=F("created_by"), order_by=[F("created_at").desc(), F("id").desc()]
+    )
+    return queryset.annotate(creator_rank=creator_rank).order_by(
+        "creator_rank", "-created_at", "-id"
+    )
 
 
 def _with_seats() -> QuerySet[Game]:
