@@ -24,6 +24,7 @@ from arena.accounts.serializers import (
     TokenOut,
     UserOut,
 )
+from arena.accounts.throttles import PasswordAttemptThrottle
 from arena.api_errors import RETRY_AFTER, ApiError, error_responses
 from arena.authentication import PasswordAuthentication, TokenAuthentication, password_refused
 
@@ -80,7 +81,7 @@ class TokenListCreateApi(APIView):
     def get_throttles(self) -> list[Any]:
         if self.request.method == "POST":
             self.throttle_scope = "token"
-            return [ScopedRateThrottle()]
+            return [PasswordAttemptThrottle()]
         return []
 
     @extend_schema(
@@ -107,7 +108,8 @@ class TokenListCreateApi(APIView):
         description="Authenticate with HTTP Basic, or `username` + `password` in the body, or "
         "an existing token (the new one then expires no later than it). The `key` is shown "
         "only in this response; send it as `Authorization: Token <key>` (or `Bearer <key>`). "
-        "Wrong passwords count against the rate limit.",
+        "Password attempts, right and wrong, count against the rate limit per username and "
+        "client address.",
         request=TokenCreateInput,
         parameters=[RETRY_AFTER],
         responses={
