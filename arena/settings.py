@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -54,6 +55,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "axes",
     "rest_framework",
     "knox",
     "django_filters",
@@ -73,6 +75,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns an admin login lockout into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "arena.urls"
@@ -183,6 +187,22 @@ CELERY_BEAT_SCHEDULE = {
 GAMES_MAX_OPEN_TABLES = env.int("GAMES_MAX_OPEN_TABLES", 10, minimum=1)
 
 # --- Auth and passwords -------------------------------------------------------------------
+# django-axes first: it refuses a locked-out admin login before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "arena.admin_guard.AdminLoginBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# The admin login form: after this many wrong passwords for one username from one client
+# address, that pair is refused (429) for the cool-off time. The API's password login is
+# throttled by THROTTLE_TOKEN instead (arena/admin_guard.py keeps axes to the admin).
+AXES_ONLY_ADMIN_SITE = True
+AXES_HANDLER = "arena.admin_guard.AdminOnlyHandler"
+AXES_FAILURE_LIMIT = env.int("ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=env.int("ADMIN_LOGIN_COOLOFF_SECONDS", 900, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "arena.admin_guard.client_address"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
