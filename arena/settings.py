@@ -300,4 +300,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # Django's own console handler (DEBUG only) printed every message the root handler
+        # prints too: through the root only, once.
+        "django": {"handlers": [], "propagate": True},
+        # A 4xx is the client's business, and the access log (runserver's, gunicorn's
+        # --access-logfile) has a line for every request already; errors still log here.
+        "django.request": {"level": "ERROR"},
+    },
 }
