@@ -303,7 +303,7 @@ LOGGING = {
     "loggers": {
         # Django's own console handler (DEBUG only) printed every message the root handler
         # prints too: through the root only, once.
-        "django": {"handlers": [], "propagate": True},
+        "django": {"handlers": [], "propagate": True, "level": env.str("LOG_LEVEL", "INFO")},
         # A 4xx is the client's business, and the access log (runserver's, gunicorn's
         # --access-logfile) has a line for every request already; errors still log here.
         "django.request": {"level": "ERROR"},

@@ -1,4 +1,5 @@
-"""What the main job (``dev.py run``: runserver) logs for a client's mistake: one line."""
+"""The main job (``dev.py run``: runserver): what it logs for a client's mistake (one line), and
+how it sends answers."""
 
 from __future__ import annotations
 
@@ -49,3 +50,21 @@ def test_runserver_logs_each_client_error_once(tmp_path: Path) -> None:
     lines = log.read_text().splitlines()
     assert len([line for line in lines if "/api/games/" in line]) == 1, lines
     assert len([line for line in lines if "/no-such-page/" in line]) == 1, lines
+
+
+def test_the_main_job_turns_nagles_algorithm_off_on_every_connection() -> None:
+    """runserver sends a response's headers and body apart: with Nagle on, the body waited
+    for a keep-alive client's delayed ACK, 40 ms per answer."""
+    from django.core.servers.basehttp import WSGIRequestHandler
+
+    from arena.management.commands.arena_main import NoDelayRunserver, NoDelayWSGIServer
+
+    assert NoDelayRunserver.server_cls is NoDelayWSGIServer
+    server = NoDelayWSGIServer(("127.0.0.1", 0), WSGIRequestHandler)
+    try:
+        with socket.create_connection(server.server_address[:2], timeout=10):
+            accepted, _ = server.get_request()
+            with accepted:
+                assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+    finally:
+        server.server_close()
