@@ -2,7 +2,7 @@
 handoff from one to the other goes.
 
 Run: ``python bench/handoff.py runserver`` (the embedded default: ``dev.py run``'s server on
-SQLite) or ``python bench/handoff.py gunicorn`` (gunicorn, 2 workers x 8 threads, on
+SQLite; ``django-runserver``: Django's own, as it was before, Nagle's algorithm on) or ``python bench/handoff.py gunicorn`` (gunicorn, 2 workers x 8 threads, on
 ``DATABASE_URL``'s PostgreSQL, which must be set). ``--moves`` (default 400) moves are played in
 single-hand games, one pair of bots, each on its own keep-alive connection, exactly as the docs'
 loop does: post the move with ``?wait=25&until=turn``, long-poll the view when not awaited.
@@ -49,10 +49,13 @@ def server(kind: str) -> Iterator[int]:
     env = {**os.environ, "LOG_LEVEL": "WARNING", "THROTTLE_SIGNUP": "1000/hour"}
     env.pop("CELERY_BROKER_URL", None)
     folder = tempfile.mkdtemp(prefix="uno-handoff-")
-    if kind == "runserver":
+    if kind in ("runserver", "django-runserver"):
         env.pop("DATABASE_URL", None)
         env["SQLITE_PATH"] = str(Path(folder) / "db.sqlite3")
         command = [sys.executable, "manage.py", "arena_main", "--addr", f"127.0.0.1:{port}"]
+        if kind == "django-runserver":  # Django's own, as the main job was before (Nagle on)
+            command = [sys.executable, "manage.py", "runserver", "--noreload",
+                       f"127.0.0.1:{port}"]
     else:
         assert env.get("DATABASE_URL", "").startswith("postgres"), "set DATABASE_URL"
         env["DEBUG"] = "false"
@@ -89,17 +92,22 @@ def account(port: int, nodelay: bool) -> str:
         return str(made.json()["key"])
 
 
-def play(api: httpx.Client, game: int, rng: random.Random) -> None:
-    """docs/api.md's minimal bot loop, verbatim but for the random source."""
+def play(api: httpx.Client, game: int, rng: random.Random, marks: dict[int, float]) -> None:
+    """docs/api.md's minimal bot loop, verbatim but for the random source and the marks:
+    when this bot first held each version it then moved at (wall clock), and when it sent that
+    move (key: minus the version)."""
     response = api.get(f"/games/{game}/view/")
     while True:
         if response.status_code in (200, 201):
+            received = time.time()
             body = response.json()
             if body["status"] in ("finished", "aborted"):
                 break
             view = body["view"]
             if body["status"] == "running" and view["awaiting"] == body["seat"]:
                 move = rng.choice(view["legal_moves"])
+                marks.setdefault(body["version"], received)
+                marks[-body["version"]] = time.time()
                 response = api.post(f"/games/{game}/moves/", params={"wait": 25, "until": "turn"},
                                     json={"version": body["version"], "move": move},
                                     headers={"Idempotency-Key": str(uuid.uuid4())})
@@ -113,12 +121,18 @@ def play(api: httpx.Client, game: int, rng: random.Random) -> None:
 
 
 def moves_of(api: httpx.Client, game: int) -> list[dict[str, Any]]:
-    return list(api.get(f"/games/{game}/moves/", params={"page_size": 1000}).json()["results"])
+    records: list[dict[str, Any]] = []
+    page: int | None = 1
+    while page:
+        body = api.get(f"/games/{game}/moves/", params={"page_size": 1000, "page": page}).json()
+        records += body["results"]
+        page = page + 1 if body["next"] else None
+    return records
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("server", choices=["runserver", "gunicorn"])
+    parser.add_argument("server", choices=["runserver", "django-runserver", "gunicorn"])
     parser.add_argument("--moves", type=int, default=400)
     parser.add_argument("--nodelay", action="store_true")
     args = parser.parse_args()
@@ -126,13 +140,19 @@ def main() -> None:
         keys = [account(port, args.nodelay), account(port, args.nodelay)]
         apis = [client(port, args.nodelay, key) for key in keys]
         handoffs: list[float] = []
+        same_seat: list[float] = []
+        # Each handoff in three parts: commit to the next bot holding the new version (wake
+        # and answer), holding it to sending the move (the bot's own time), sending to commit.
+        parts: list[tuple[float, float, float]] = []
         played, seconds, rng = 0, 0.0, random.Random(1)
         while played < args.moves:
             game = apis[0].post("/games/", json={"seats": 2, "options": {"single_hand": True},
                                                  "turn_seconds": 3600}).json()["id"]
             apis[1].post(f"/games/{game}/join/").raise_for_status()
             apis[0].post(f"/games/{game}/start/").raise_for_status()
-            bots = [threading.Thread(target=play, args=(api, game, random.Random(rng.random())))
+            marks: dict[int, float] = {}
+            bots = [threading.Thread(target=play,
+                                     args=(api, game, random.Random(rng.random()), marks))
                     for api in apis]
             started = time.perf_counter()
             for bot in bots:
@@ -148,6 +168,20 @@ def main() -> None:
                 for a, b, ra, rb in zip(times, times[1:], records, records[1:], strict=False)
                 if ra["seat"] != rb["seat"]
             ]
+            stamps = [t.timestamp() for t in times]
+            for i in range(1, len(records)):
+                version = records[i]["version"] - 1  # the version the move was sent with
+                if records[i - 1]["seat"] != records[i]["seat"] and version in marks:
+                    parts.append((
+                        (marks[version] - stamps[i - 1]) * 1000,
+                        (marks[-version] - marks[version]) * 1000,
+                        (stamps[i] - marks[-version]) * 1000,
+                    ))
+            same_seat += [
+                (b - a).total_seconds() * 1000
+                for a, b, ra, rb in zip(times, times[1:], records, records[1:], strict=False)
+                if ra["seat"] == rb["seat"]
+            ]
         handoffs.sort()
 
         def pct(q: float) -> float:
@@ -156,7 +190,13 @@ def main() -> None:
         slow = sum(1 for h in handoffs if h > 35) / len(handoffs)
         print(f"{args.server}{' nodelay' if args.nodelay else ''}: {played / seconds:.1f} moves/s "
               f"({played} moves); handoff p50 {pct(0.5):.1f} ms p90 {pct(0.9):.1f} ms "
-              f"p99 {pct(0.99):.1f} ms; over 35 ms: {slow:.0%}")
+              f"p99 {pct(0.99):.1f} ms max {handoffs[-1]:.0f} ms; over 35 ms: {slow:.0%}; "
+              f"same seat again: {len(same_seat)}, max {max(same_seat, default=0):.0f} ms")
+        for index, name in enumerate(("commit -> next bot has it", "bot thinks",
+                                      "sent -> committed")):
+            values = sorted(p[index] for p in parts)
+            print(f"  {name}: p50 {values[len(values) // 2]:.1f} ms "
+                  f"p90 {values[int(0.9 * len(values))]:.1f} ms")
 
 
 if __name__ == "__main__":
