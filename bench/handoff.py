@@ -1,17 +1,19 @@
 """Benchmark: two bots playing docs/api.md's minimal bot loop (httpx), and where a move's
 handoff from one to the other goes.
 
-Run: ``python bench/handoff.py runserver`` (the embedded default: ``dev.py run``'s server on
-SQLite; ``django-runserver``: Django's own, as it was before, Nagle's algorithm on) or ``python bench/handoff.py gunicorn`` (gunicorn, 2 workers x 8 threads, on
-``DATABASE_URL``'s PostgreSQL, which must be set). ``--moves`` (default 400) moves are played in
-single-hand games, one pair of bots, each on its own keep-alive connection, exactly as the docs'
-loop does: post the move with ``?wait=25&until=turn``, long-poll the view when not awaited.
-``--nodelay`` also sets TCP_NODELAY on the bots' sockets (what a bot writer can do).
+Run: ``python bench/handoff.py SERVER`` where SERVER is ``runserver`` (the embedded default:
+``dev.py run``'s server on SQLite), ``django-runserver`` (Django's own, as the main job was
+before: Nagle's algorithm on) or ``gunicorn`` (2 workers x 8 threads, on ``DATABASE_URL``'s
+PostgreSQL, which must be set). ``--moves`` (default 400) moves at least are played in
+single-hand games by one pair of bots, each on its own keep-alive connection, exactly as the
+docs' loop does: post the move with ``?wait=25&until=turn``, long-poll the view when not
+awaited. ``--nodelay`` also sets TCP_NODELAY on the bots' sockets (what a bot writer can do).
 
 Figures: moves/s, and the handoff: from one move's record (its ``created_at``) to the next
-one's, when the seat changes; the same clock, one machine. Printed with percentiles and the
+one's, when the seat changes; the same clock, one machine. Printed with percentiles, the
 share of handoffs over 35 ms (the mark of Nagle's algorithm meeting a delayed ACK: 40 ms on
-Linux).
+Linux), and split in three: commit to the next bot holding the new version, the bot's own
+time, sending its move to the commit.
 """
 
 from __future__ import annotations
