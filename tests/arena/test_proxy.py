@@ -64,8 +64,10 @@ def gunicorn(tmp_path: Path) -> Iterator[int]:
     port = _free_port()
     env = {**os.environ, "DEBUG": "false", "LOG_LEVEL": "WARNING",
            "SQLITE_PATH": str(tmp_path / "proxy.sqlite3")}
-    env.pop("DATABASE_URL", None)  # what these requests read needs no tables
+    env.pop("DATABASE_URL", None)  # a database of its own
     env.pop("CELERY_BROKER_URL", None)
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env,
+                   check=True, timeout=300)
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "arena.wsgi", f"--bind=127.0.0.1:{port}",
          "--workers=1", "--worker-class=gthread", f"--threads={GUNICORN_THREADS}",
@@ -249,3 +251,24 @@ def test_the_proxy_answers_json_when_gunicorn_is_not_listening(
     status, headers, body = request(port, get("/healthz/"))
     assert status == 502 and headers["retry-after"] == "5"
     assert json.loads(body)["code"] == "bad_gateway"
+
+
+def test_the_proxy_passes_the_host_with_its_port_for_the_admin_csrf_check(
+    start_nginx: Callable[..., int],
+) -> None:
+    """The admin login form through the proxy, as a browser posts it: Django compares the
+    form's Origin (with its port) with the Host it gets."""
+    port = start_nginx()
+    status, headers, page = request(port, get("/admin/login/"))
+    assert status == 200
+    cookie = re.search(r"csrftoken=([^;]+)", headers["set-cookie"]).group(1)  # type: ignore[union-attr]
+    token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    form = b"csrfmiddlewaretoken=" + token + b"&username=nobody&password=wrong"
+    raw = (
+        f"POST /admin/login/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+        f"Origin: http://127.0.0.1:{port}\r\nCookie: csrftoken={cookie}\r\n"
+        f"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {len(form)}\r\n\r\n"
+    ).encode() + form
+    status, _, body = request(port, raw)
+    assert status == 200, body  # the form again, with its error; not a 403 from the CSRF check
+    assert b"Please enter the correct username and password" in body
