@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -54,6 +55,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "axes",
     "rest_framework",
     "knox",
     "django_filters",
@@ -73,6 +75,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: turns an admin login lockout into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "arena.urls"
@@ -233,8 +237,28 @@ BOTS_CALL_LOG_KEEP = env.int("BOTS_CALL_LOG_KEEP", 500, minimum=10)
 # (docker-compose.yml and the Dockerfile run 16), so moves and /healthz/ always find one.
 LONG_POLL_MAX_PER_PROCESS = env.int("LONG_POLL_MAX_PER_PROCESS", 8, minimum=1)
 LONG_POLL_MAX_PER_USER = env.int("LONG_POLL_MAX_PER_USER", 4, minimum=1)
+# --- Games ---------------------------------------------------------------------------------
+# Open tables (created, not yet started) one user may have at a time: the lobby's defence
+# against table spam, with its ordering (one table per creator before anyone's second).
+GAMES_MAX_OPEN_TABLES = env.int("GAMES_MAX_OPEN_TABLES", 10, minimum=1)
 
 # --- Auth and passwords -------------------------------------------------------------------
+# django-axes first: it refuses a locked-out admin login before any password is checked.
+AUTHENTICATION_BACKENDS = [
+    "arena.admin_guard.AdminLoginBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# The admin login form: after this many wrong passwords for one username from one client
+# address, that pair is refused (429) for the cool-off time. The API's password login is
+# throttled by THROTTLE_TOKEN instead (arena/admin_guard.py keeps axes to the admin).
+AXES_ONLY_ADMIN_SITE = True
+AXES_HANDLER = "arena.admin_guard.AdminOnlyHandler"
+AXES_FAILURE_LIMIT = env.int("ADMIN_LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = timedelta(seconds=env.int("ADMIN_LOGIN_COOLOFF_SECONDS", 900, minimum=1))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_CLIENT_IP_CALLABLE = "arena.admin_guard.client_address"
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -366,4 +390,12 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # Django's own console handler (DEBUG only) printed every message the root handler
+        # prints too: through the root only, once.
+        "django": {"handlers": [], "propagate": True, "level": env.str("LOG_LEVEL", "INFO")},
+        # A 4xx is the client's business, and the access log (runserver's, gunicorn's
+        # --access-logfile) has a line for every request already; errors still log here.
+        "django.request": {"level": "ERROR"},
+    },
 }

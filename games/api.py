@@ -48,6 +48,7 @@ from games.errors import (
     SeatsOpen,
     SeatTaken,
     StaleVersion,
+    TooManyOpenTables,
 )
 from games.filters import GameFilter
 from games.idempotency import idempotent_call, request_fingerprint
@@ -124,7 +125,8 @@ class GameListCreateApi(generics.ListAPIView):
         tags=GAMES,
         summary="List games",
         description="Newest first. Filter by `status`, `mine=true` (games you sit in) and "
-        "`open_seats=true` (open games with a free seat).",
+        "`open_seats=true` (open games with a free seat: the lobby, where each creator's "
+        "newest table comes before anyone's second, so no one player can fill a page).",
         responses={
             200: OpenApiResponse(
                 GameOut(many=True),
@@ -142,7 +144,9 @@ class GameListCreateApi(generics.ListAPIView):
         tags=GAMES,
         summary="Create a game",
         description="A table with 2-10 seats and rule options (checked by the rules engine: a "
-        "bad value is a 400 naming the field). You take seat 0 unless `join` is false.",
+        "bad value is a 400 naming the field). You take seat 0 unless `join` is false. One "
+        "player may have only so many open (not yet started) tables: 409 "
+        "`too_many_open_tables` beyond that.",
         request=GameCreateInput,
         responses={
             201: OpenApiResponse(
@@ -150,7 +154,7 @@ class GameListCreateApi(generics.ListAPIView):
                 "The new table; `my_seat` is 0 unless `join` was false.",
                 examples=[_example("An open table", examples.GAME_OPEN)],
             ),
-            **error_responses(400, 401),
+            **error_responses(400, 401, 409, raises=[TooManyOpenTables()]),
         },
         examples=[_request_example("Two players, one hand", examples.CREATE_REQUEST)],
     )

@@ -54,6 +54,14 @@ class GameFull(GameError):
     default_detail = "Every seat is taken."
 
 
+class TooManyOpenTables(GameError):
+    default_code = "too_many_open_tables"
+    default_detail = (
+        "You have as many open tables as one player may: start one, or leave one you sit at "
+        "(the last player leaving ends it), before creating another."
+    )
+
+
 class SeatsOpen(GameError):
     default_code = "seats_open"
     default_detail = "Every seat must be taken before the game starts."

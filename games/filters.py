@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 
 from arena.strict import StrictFilterForm
 from games.models import Game, GameStatus
+from games.selectors import lobby_order
 
 
 class GameFilter(django_filters.FilterSet):
@@ -31,4 +32,5 @@ class GameFilter(django_filters.FilterSet):
     ) -> QuerySet[Game]:
         if not value:
             return queryset
-        return queryset.filter(status=GameStatus.OPEN, open_seat_count__gt=0)
+        return lobby_order(queryset.filter(status=GameStatus.OPEN, open_seat_count__gt=0))
+

@@ -12,7 +12,8 @@ from typing import Any, NoReturn
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
-from django.db.models import Count, Prefetch, Q, QuerySet
+from django.db.models import Count, F, Prefetch, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 
 from arena import metrics
 from arena.throttling import CACHE_ERRORS
@@ -40,8 +41,20 @@ def game_list(
     if filters.get("mine"):
         qs = qs.filter(seats__user=user).distinct()
     if filters.get("open_seats"):
-        qs = qs.filter(status=GameStatus.OPEN, open_seat_count__gt=0)
+        qs = lobby_order(qs.filter(status=GameStatus.OPEN, open_seat_count__gt=0))
     return qs
+
+
+def lobby_order(queryset: QuerySet[Game]) -> QuerySet[Game]:
+    """Each creator's newest open table first, then everyone's second newest, and so on (newest
+    first within each round): however many tables one player makes, the others' stay on the
+    first page."""
+    creator_rank = Window(
+        RowNumber(), partition_by=F("created_by"), order_by=[F("created_at").desc(), F("id").desc()]
+    )
+    return queryset.annotate(creator_rank=creator_rank).order_by(
+        "creator_rank", "-created_at", "-id"
+    )
 
 
 def _with_seats() -> QuerySet[Game]:

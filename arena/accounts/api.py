@@ -23,6 +23,7 @@ from arena.accounts.serializers import (
     TokenOut,
     UserOut,
 )
+from arena.accounts.throttles import PasswordAttemptThrottle
 from arena.api_errors import RETRY_AFTER, ApiError, error_responses
 from arena.authentication import (
     PASSWORD_NOT_ACCEPTED,
@@ -88,7 +89,7 @@ class TokenListCreateApi(APIView):
         # list would be a way to guess passwords without it.
         if self.request.method == "POST" or sends_password(self.request):
             self.throttle_scope = "token"
-            return [FailOpenScopedRateThrottle()]
+            return [PasswordAttemptThrottle()]
         return []
 
     def check_permissions(self, request: Request) -> None:
@@ -125,7 +126,8 @@ class TokenListCreateApi(APIView):
         description="Authenticate with HTTP Basic, or `username` + `password` in the body, or "
         "an existing token (the new one then expires no later than it). The `key` is shown "
         "only in this response; send it as `Authorization: Token <key>` (or `Bearer <key>`). "
-        "Wrong passwords count against the rate limit.",
+        "Password attempts, right and wrong, count against the rate limit per username and "
+        "client address.",
         request=TokenCreateInput,
         parameters=[RETRY_AFTER],
         responses={

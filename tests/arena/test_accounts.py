@@ -223,10 +223,53 @@ def test_wrong_basic_passwords_count_against_the_token_rate_limit(
         for i in range(4)
     ]
     assert guesses == [401, 401, 401, 429]
-    # Guesses count per address; the right password authenticates, and counts per user, so
-    # someone else's guessing cannot lock alice out.
+    # Over the limit even the right password is refused: a 201 among the 429s would tell a
+    # guesser which guess was right.
     right = client.post("/api/tokens/", HTTP_AUTHORIZATION=_basic("alice", "alice-password-1"))
-    assert right.status_code == 201
+    assert right.status_code == 429
+    # From another address, alice is not locked out.
+    elsewhere = client.post("/api/tokens/", HTTP_AUTHORIZATION=_basic("alice", "alice-password-1"),
+                            REMOTE_ADDR="198.51.100.7")
+    assert elsewhere.status_code == 201
+
+
+def test_password_guesses_for_one_user_do_not_lock_out_the_others_at_that_address(
+    alice: Any, bob: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Behind a proxy every client has the proxy's address: counted per address alone, 60
+    wrong guesses at anyone's password locked every user out of the password login."""
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"token": "3/hour"})
+    client = APIClient(REMOTE_ADDR="10.0.0.2")  # the proxy
+    guesses = [
+        client.post("/api/tokens/", {"username": "alice", "password": f"guess-{i}"}).status_code
+        for i in range(4)
+    ]
+    assert guesses == [401, 401, 401, 429]
+    # Any case or HTTP Basic is the same count for the same name.
+    assert client.post("/api/tokens/", {"username": "ALICE", "password": "x"}).status_code == 429
+    assert client.post("/api/tokens/", HTTP_AUTHORIZATION=_basic("alice", "x")).status_code == 429
+    bobs = client.post("/api/tokens/", {"username": "bob", "password": "bob-password-1"})
+    assert bobs.status_code == 201
+    assert client.post("/api/tokens/", HTTP_AUTHORIZATION=_basic("bob", "x")).status_code == 401
+
+
+def test_password_attempts_count_per_client_behind_a_counted_proxy(
+    alice: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With NUM_PROXIES=1 (compose's proxy) the client's address is the one the proxy adds."""
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"token": "2/hour"})
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    client = APIClient(REMOTE_ADDR="10.0.0.2")
+
+    def attempt(client_address: str, password: str) -> int:
+        return client.post(
+            "/api/tokens/", {"username": "alice", "password": password},
+            # The client's own word (left) is ignored; the proxy appended the real address.
+            HTTP_X_FORWARDED_FOR=f"192.0.2.99, {client_address}",
+        ).status_code
+
+    assert [attempt("203.0.113.5", "wrong") for _ in range(3)] == [401, 401, 429]
+    assert attempt("203.0.113.6", "alice-password-1") == 201
 
 
 def test_a_token_made_with_a_short_lived_token_expires_no_later(alice: Any) -> None:

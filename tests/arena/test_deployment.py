@@ -69,11 +69,46 @@ def test_the_web_health_check_path_exists_and_is_exempt_from_the_https_redirect(
     assert 'SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]' in SETTINGS_SOURCE
 
 
-def test_the_web_port_is_local_unless_told_and_the_health_check_names_the_site() -> None:
-    web = compose()["services"]["web"]
-    assert web["ports"] == ["${WEB_BIND:-127.0.0.1}:${WEB_PORT:-8000}:8000"]
-    check = web["healthcheck"]["test"][-1]
+def test_only_the_proxy_is_published_local_unless_told_and_the_health_check_names_the_site(
+) -> None:
+    services = compose()["services"]
+    assert "ports" not in services["web"]  # gunicorn never faces clients itself
+    assert services["proxy"]["ports"] == ["${WEB_BIND:-127.0.0.1}:${WEB_PORT:-8000}:80"]
+    check = services["web"]["healthcheck"]["test"][-1]
     assert "ALLOWED_HOSTS" in check and "'Host'" in check  # Django refuses unknown hosts
+
+
+def proxy_template() -> str:
+    proxy = compose()["services"]["proxy"]
+    (mount,) = proxy["volumes"]
+    source, target, _ = mount.split(":")
+    assert target == "/etc/nginx/templates/default.conf.template"  # the image renders it there
+    return (ROOT / source).read_text()
+
+
+def test_the_proxy_gets_every_variable_its_config_file_uses() -> None:
+    proxy = compose()["services"]["proxy"]
+    env = proxy["environment"]
+    used = set(re.findall(r"\$\{(\w+)\}", proxy_template()))
+    assert used == {name for name in env if name != "NGINX_ENVSUBST_FILTER"}
+    # Only these are filled in: nginx's own $host and friends must stay as they are.
+    assert all(re.match(env["NGINX_ENVSUBST_FILTER"], name) for name in used)
+    assert env["NGINX_UPSTREAM"] == "web:8000"
+    assert proxy["depends_on"]["web"]["condition"] == "service_healthy"
+
+
+def test_the_proxy_outwaits_the_longest_long_poll() -> None:
+    from games.selectors import LONG_POLL_MAX_SECONDS
+
+    (read_timeout,) = re.findall(r"proxy_read_timeout (\d+)s;", proxy_template())
+    assert int(read_timeout) > LONG_POLL_MAX_SECONDS
+
+
+def test_rate_limits_count_the_proxy_compose_puts_in_front() -> None:
+    """Behind compose's one proxy with NUM_PROXIES=0, every client has the proxy's address:
+    60 wrong passwords from anyone locked everyone out of the password login."""
+    assert app_environment()["NUM_PROXIES"] == "${NUM_PROXIES:-1}"
+    assert "proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;" in proxy_template()
 
 
 def test_the_image_runs_in_production_mode_by_default() -> None:
