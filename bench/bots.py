@@ -6,7 +6,7 @@ reference bots (``python -m bots.serve --strategy greedy``, each its own process
 
 * raw round trips: a bare aiohttp client (keep-alive pool) POSTing signed, recorded turn
   payloads to one of the bots as fast as the bot answers (``bench.roundtrip.round_trips``);
-* bot turns: ``concurrency`` threads, each playing whole single-hand games between the two
+* bot turns: ``concurrency`` threads, each playing whole games (to 500 points) between the two
   bots with ``bots.runner.play_game`` (engine, the seat's view, payload, signing, the HTTP
   call, the move through ``games.services.move_play``, the call log and aggregates, start and
   end notices included). A turn is one answered decision (a call-log row of kind ``turn``).
@@ -56,7 +56,7 @@ def _play(owner: Any, bots: list[Any], stop_at: float, transport: Any, games: li
 
     try:
         while time.perf_counter() < stop_at:
-            game = bot_table(owner, bots, options={"single_hand": True})
+            game = bot_table(owner, bots, options={})  # a full game: hands up to 500 points
             runner.play_game(game.pk, transport=transport)
             games.append(game.pk)
     finally:
@@ -64,13 +64,15 @@ def _play(owner: Any, bots: list[Any], stop_at: float, transport: Any, games: li
 
 
 def bot_turns(owner: Any, bots: list[Any], *, concurrency: int, seconds: float) -> float:
-    from bots.models import BotCall
+    from django.db.models import Sum
+
+    from bots.models import BotCounter
     from bots.transport import BotTransport
+    from games.models import MoveRecord, MoveSource
 
     transport = BotTransport(allow_private=True)
     try:
         _play(owner, bots, time.perf_counter() + 0.5, transport, [])  # warm the pools
-        before = BotCall.objects.filter(kind="turn", outcome="move").count()
         games: list[int] = []
         started = time.perf_counter()
         threads = [
@@ -82,8 +84,10 @@ def bot_turns(owner: Any, bots: list[Any], *, concurrency: int, seconds: float) 
         for thread in threads:
             thread.join()
         elapsed = time.perf_counter() - started
-        turns = BotCall.objects.filter(kind="turn", outcome="move").count() - before
-        failed = BotCall.objects.filter(kind="turn").exclude(outcome="move").count()
+        # Every bot answer the server applied is a move record of the player's (the call log
+        # itself is pruned as it grows).
+        turns = MoveRecord.objects.filter(game_id__in=games, source=MoveSource.PLAYER).count()
+        failed = BotCounter.objects.filter(name="failed").aggregate(n=Sum("count"))["n"] or 0
     finally:
         transport.close()
     print(f"runner: {len(games)} games, {turns} turns in {elapsed:.1f} s"

@@ -256,10 +256,15 @@ def _fail(turn: Turn, error: str, detail: str, call: dict[str, Any], log: Callab
 
 # --- notices -----------------------------------------------------------------------------------
 def send_notices(
-    game_id: int, kind: str, *, transport: bot_transport.BotTransport | None = None
+    game_id: int,
+    kind: str,
+    *,
+    transport: bot_transport.BotTransport | None = None,
+    log: Callable[..., None] | None = None,
 ) -> int:
     """Tell every bot seated at the game that it started or ended (``kind``: "start" or
-    "end"). Failures are logged, never struck. Returns how many bots answered 2xx."""
+    "end"). Failures are logged (to ``log``, default the call log at once), never struck.
+    Returns how many bots answered 2xx."""
     game = Game.objects.filter(pk=game_id).first()
     if game is None:
         return 0
@@ -277,7 +282,7 @@ def send_notices(
             bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=timeout
         )
         answered += result.ok
-        bot_services.call_record(
+        (log or _record_now)(
             bot_id=bot.pk, kind=kind, latency_ms=result.latency_ms, status=result.status,
             error=result.error or "", detail=result.detail if not result.ok else "",
             game_id=game_id, version=game.version, seat=seat.index,
@@ -336,10 +341,10 @@ def play_game(
     The seats are read once (they never change once a game runs) and each move's result is
     the next decision's game, so a plain turn costs one HTTP call and one compare-and-set
     statement; the call log is written in batches."""
-    pending: list[dict[str, Any]] = []
+    pending = _CallBatch()
     with driving(game_id):
         if notices:
-            send_notices(game_id, CallKind.START, transport=transport)
+            send_notices(game_id, CallKind.START, transport=transport, log=pending.append_call)
         game: Game | None = None
         state: engine.GameState | None = None
         seats: dict[int, Seat] = {}
@@ -360,19 +365,28 @@ def play_game(
             if seat is None or seat.bot is None or seat.forfeited:
                 break  # a person's turn
             _, played = decide(Turn(game, seat, seat.bot), state, transport=transport,
-                               log=lambda **call: pending.append(call), seen=True)
+                               log=pending.append_call, seen=True)
             if len(pending) >= _LOG_BATCH:
-                bot_services.calls_record(pending)
-                pending.clear()
+                pending.flush()
             if played is None or played.game.status != GameStatus.RUNNING:
                 game = None
             else:
                 forfeited = game.forfeited_seats
                 game, state = played.game, played.state
                 game.forfeited_seats = forfeited
-        if pending:
-            bot_services.calls_record(pending)
         final = Game.objects.get(pk=game_id)
         if notices and final.is_over:
-            send_notices(game_id, CallKind.END, transport=transport)
+            send_notices(game_id, CallKind.END, transport=transport, log=pending.append_call)
+        pending.flush()
     return final
+
+
+class _CallBatch(list[dict[str, Any]]):
+    """Calls a driven game writes to the log together."""
+
+    def append_call(self, **call: Any) -> None:
+        self.append(call)
+
+    def flush(self) -> None:
+        bot_services.calls_record(self)
+        self.clear()
