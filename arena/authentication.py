@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.utils import timezone
@@ -10,6 +11,8 @@ from knox.auth import TokenAuthentication as KnoxTokenAuthentication
 from rest_framework import exceptions
 from rest_framework.authentication import BasicAuthentication, get_authorization_header
 from rest_framework.request import Request
+
+_PRINTABLE_ASCII = re.compile(rb"[!-~]+")
 
 
 class TokenAuthentication(KnoxTokenAuthentication):
@@ -21,7 +24,9 @@ class TokenAuthentication(KnoxTokenAuthentication):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() not in self.schemes:
             return None
-        if len(parts) != 2 or not parts[1].isascii():  # a key is ASCII; knox would crash
+        # A key is printable ASCII: knox would crash on anything else, and a control character
+        # (NUL) would reach PostgreSQL, which refuses it in text.
+        if len(parts) != 2 or not _PRINTABLE_ASCII.fullmatch(parts[1]):
             raise exceptions.AuthenticationFailed(
                 "Invalid Authorization header: expected 'Token <key>' or 'Bearer <key>'."
             )
@@ -47,6 +52,13 @@ class PasswordAuthentication(BasicAuthentication):
             return super().authenticate(request)
         except exceptions.AuthenticationFailed:
             return None
+
+    def authenticate_credentials(self, userid: str, password: str, request: Any = None) -> Any:
+        # No username holds NUL (sign-up allows letters, digits and @.+-_ only), and PostgreSQL
+        # refuses it in text: wrong credentials, found without asking the database.
+        if "\x00" in userid:
+            raise exceptions.AuthenticationFailed("Invalid username/password.")
+        return super().authenticate_credentials(userid, password, request)
 
 
 def password_refused(request: Request) -> bool:
