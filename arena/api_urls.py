@@ -4,11 +4,12 @@ come first, since patterns are tried in order and playing is nearly every reques
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
-from arena.api_errors import api_not_found
+from arena.api_errors import api_index, api_not_found
 
 urlpatterns: list = [
     path("", include("games.urls")),
     path("", include("arena.accounts.urls")),
+    path("", api_index, name="api-index"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path(
