@@ -159,6 +159,19 @@ def test_a_control_character_in_a_token_is_refused_before_the_database(alice: An
         _error(response, 401, "authentication_failed")
 
 
+def test_an_idempotency_key_with_nul_is_a_400(alice_api: APIClient, bob_api: APIClient) -> None:
+    game = create_game(alice_api, seats=2, options={"single_hand": True})
+    assert bob_api.post(f"/api/games/{game['id']}/join/").status_code == 200
+    started = alice_api.post(f"/api/games/{game['id']}/start/").json()
+    client = alice_api if started["awaiting"] == 0 else bob_api
+    response = client.post(
+        f"/api/games/{game['id']}/moves/",
+        {"version": started["version"], "move": {"type": "draw"}}, format="json",
+        HTTP_IDEMPOTENCY_KEY="retry\x00-1",
+    )
+    assert "Idempotency-Key" in _error(response, 400, "invalid")["fields"]
+
+
 # --- numbers as the schema writes them -----------------------------------------------------------
 @pytest.mark.parametrize(
     ("url", "body", "field"),
