@@ -7,8 +7,6 @@ And only ``application/json``: a wildcard (``*/*``) is an ``Accept`` value, neve
 from __future__ import annotations
 
 import json
-import re
-from itertools import accumulate
 from typing import Any
 
 from rest_framework.exceptions import ParseError
@@ -23,8 +21,9 @@ MAX_DEPTH = 32
 
 
 class StrictJSONParser(JSONParser):
-    """DRF's JSON parser with the limits above. The usual small body costs two byte counts
-    and a substring search beyond parsing; only a body that could break a limit is walked."""
+    """DRF's JSON parser with the limits above. The usual small body costs two character
+    counts and a substring search beyond parsing; only a body that could break a limit is
+    walked (without recursion, at about the cost of parsing it)."""
 
     def parse(self, stream: Any, media_type: str | None = None,
               parser_context: dict[str, Any] | None = None) -> Any:
@@ -34,16 +33,15 @@ class StrictJSONParser(JSONParser):
             text = raw.decode(encoding)
         except UnicodeDecodeError as exc:
             raise ParseError(f"JSON parse error - the body is not {encoding}: {exc}") from None
-        # Brackets inside strings count too: a cheap bound, exact only when it matters.
-        deep = text.count("[") + text.count("{") > MAX_DEPTH
-        if deep and _depth(text) > MAX_DEPTH:
-            raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels.")
         try:
             data = json.loads(text, parse_constant=strict_constant if self.strict else None)
-        except RecursionError:  # unreachable with the bound above; kept as the last guard
-            raise ParseError("JSON parse error - nested too deeply.") from None
+        except RecursionError:  # some hundreds of levels, with the stack a request already has
+            raise ParseError(_TOO_DEEP) from None
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from None
+        # Brackets inside strings count too: a cheap bound, exact only when it matters.
+        if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(data):
+            raise ParseError(_TOO_DEEP)
         # NUL and surrogates can only arrive escaped (a raw control character or an unpaired
         # surrogate is already a parse or decode error), so bodies without "\u" skip the walk.
         if "\\u" in text:
@@ -51,18 +49,22 @@ class StrictJSONParser(JSONParser):
         return data
 
 
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+_TOO_DEEP = f"JSON parse error - nested deeper than {MAX_DEPTH} levels."
 
 
-def _depth(text: str) -> int:
-    """The deepest nesting of arrays and objects outside strings: a well-formed body's depth
-    (an unterminated string's brackets count, so never less than the parser would recurse).
-    Regular expressions and ``accumulate`` do the scanning, so even a body at the size limit
-    costs no more than parsing it."""
-    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
-    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0)
+def _too_deep(data: Any) -> bool:
+    """Whether arrays and objects nest deeper than MAX_DEPTH, a level at a time (no recursion:
+    the parser can build structures deeper than Python code could recurse into)."""
+    level = [data] if isinstance(data, dict | list) else []
+    for _ in range(MAX_DEPTH):
+        below: list[Any] = []
+        for container in level:
+            items = container.values() if isinstance(container, dict) else container
+            below.extend(item for item in items if isinstance(item, dict | list))
+        if not below:
+            return False
+        level = below
+    return True
 
 
 def _refuse_bad_strings(data: Any) -> None:
