@@ -6,8 +6,9 @@
     python3 dev.py test    create .venv, install the test tools and run the whole suite
                            (extra arguments go to pytest)
     python3 dev.py lint    ruff, and mypy --strict on the rules engine
-    python3 dev.py fuzz    schemathesis over every API operation with a big budget
-                           (FUZZ_EXAMPLES, default 500; FUZZ_SEED; extra arguments go to pytest)
+    python3 dev.py fuzz    schemathesis over every API operation, and arbitrary JSON to every
+                           write endpoint, with a big budget (FUZZ_EXAMPLES, default 500;
+                           FUZZ_SEED; BODY_FUZZ_EXAMPLES; extra arguments go to pytest)
 """
 
 from __future__ import annotations
@@ -76,9 +77,12 @@ def cmd_lint(args: list[str]) -> None:
 
 def cmd_fuzz(args: list[str]) -> None:
     ensure_installed("dev")
-    env = {**os.environ, "FUZZ_EXAMPLES": os.environ.get("FUZZ_EXAMPLES", "500")}
+    budget = os.environ.get("FUZZ_EXAMPLES", "500")
+    env = {**os.environ, "FUZZ_EXAMPLES": budget,
+           "BODY_FUZZ_EXAMPLES": os.environ.get("BODY_FUZZ_EXAMPLES", budget)}
     workers = ["-n", "auto"] if (os.cpu_count() or 1) > 1 else []
-    run(PYTHON, "-m", "pytest", *workers, "tests/test_api_schema_fuzz.py", *args, env=env)
+    run(PYTHON, "-m", "pytest", *workers, "tests/test_api_schema_fuzz.py",
+        "tests/test_api_bodies_fuzz.py", *args, env=env)
 
 
 COMMANDS = {"run": cmd_run, "test": cmd_test, "lint": cmd_lint, "fuzz": cmd_fuzz}

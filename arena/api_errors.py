@@ -12,8 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
-from django.http import Http404, HttpRequest, JsonResponse
+from django.conf import settings
+from django.core.exceptions import (
+    DisallowedHost,
+    ObjectDoesNotExist,
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+)
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.urls import reverse
+from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter
@@ -92,6 +101,20 @@ def error_body(exc: exceptions.APIException) -> dict[str, Any]:
     return {"code": code, "detail": str(exc.detail)}
 
 
+class RequestTooLarge(ApiError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "request_too_large"
+
+    def __init__(self) -> None:
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        super().__init__(f"The request body is larger than the limit of {limit} bytes.")
+
+
+class BadRequest(ApiError):
+    default_code = "bad_request"
+    default_detail = "The request is malformed."
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler (headers, rollback) with our body shape."""
     if isinstance(exc, Http404 | ObjectDoesNotExist):
@@ -99,6 +122,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, RequestDataTooBig):  # DATA_UPLOAD_MAX_MEMORY_SIZE, met reading it
+        exc = RequestTooLarge()
+    elif isinstance(exc, SuspiciousOperation):  # e.g. too many query parameters
+        exc = BadRequest()
     response = drf_exception_handler(exc, context)
     if response is None or not isinstance(exc, exceptions.APIException):
         return response
@@ -184,7 +211,66 @@ def error_responses(
     return out
 
 
+# --- outside DRF's views ------------------------------------------------------------------------
+def error_json(status_code: int, code: str, detail: str) -> JsonResponse:
+    return JsonResponse({"code": code, "detail": detail}, status=status_code)
+
+
 @csrf_exempt
 def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
     """Unknown paths under /api/ (and ids that are not numbers) get a JSON 404 too."""
-    return JsonResponse({"code": "not_found", "detail": "No such API endpoint."}, status=404)
+    return error_json(404, "not_found", "No such API endpoint.")
+
+
+@csrf_exempt
+def api_index(request: HttpRequest) -> JsonResponse:
+    """``/api/`` itself: where the schema and the docs are, and where to start."""
+    if request.method not in ("GET", "HEAD"):
+        response = error_json(405, "method_not_allowed", f'Method "{request.method}" not allowed.')
+        response["Allow"] = "GET, HEAD"
+        return response
+    return JsonResponse({
+        "schema": reverse("schema"),
+        "docs": reverse("swagger-ui"),
+        "redoc": reverse("redoc"),
+        "games": reverse("games"),
+        "accounts": reverse("signup"),
+        "tokens": reverse("tokens"),
+    })
+
+
+# Django's error views (arena/urls.py names them) for what goes wrong outside DRF's views, with
+# DEBUG off: a bad Host header (DisallowedHost), a body over the size limit read before the
+# view, an unexpected exception. Under /api/ the answer is the one error body; elsewhere (the
+# admin, the home page) Django's own page.
+def _is_api(request: HttpRequest) -> bool:
+    return request.path_info.startswith("/api/")
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if not _is_api(request):
+        return defaults.bad_request(request, exception)
+    if isinstance(exception, RequestDataTooBig):
+        too_large = RequestTooLarge()
+        return error_json(too_large.status_code, too_large.code, str(too_large.detail))
+    if isinstance(exception, DisallowedHost):
+        return error_json(400, "bad_request", "The Host header names no site served here.")
+    return error_json(400, BadRequest.default_code, BadRequest.default_detail)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if not _is_api(request):
+        return defaults.permission_denied(request, exception)
+    return error_json(403, "permission_denied", str(exceptions.PermissionDenied.default_detail))
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if not _is_api(request):
+        return defaults.page_not_found(request, exception)
+    return error_json(404, "not_found", "Not found.")
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if not _is_api(request):
+        return defaults.server_error(request)
+    return error_json(500, "server_error", "Internal server error; it has been logged.")

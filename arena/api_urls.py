@@ -4,13 +4,14 @@ come first, since patterns are tried in order and playing is nearly every reques
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 
-from arena.api_errors import api_not_found
+from arena.api_errors import api_index, api_not_found
 from arena.schema import SchemaView
 
 urlpatterns: list = [
     path("", include("games.urls")),
     path("", include("arena.accounts.urls")),
     path("", include("bots.urls")),
+    path("", api_index, name="api-index"),
     path("schema/", SchemaView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),
     path(

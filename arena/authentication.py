@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.utils import timezone
@@ -15,6 +16,8 @@ from rest_framework.authentication import (
 )
 from rest_framework.request import Request
 
+_PRINTABLE_ASCII = re.compile(rb"[!-~]+")
+
 
 class TokenAuthentication(KnoxTokenAuthentication):
     """Knox token authentication that also accepts the ``Bearer`` scheme most clients default to."""
@@ -25,7 +28,9 @@ class TokenAuthentication(KnoxTokenAuthentication):
         parts = get_authorization_header(request).split()
         if not parts or parts[0].lower() not in self.schemes:
             return None
-        if len(parts) != 2 or not parts[1].isascii():  # a key is ASCII; knox would crash
+        # A key is printable ASCII: knox would crash on anything else, and a control character
+        # (NUL) would reach PostgreSQL, which refuses it in text.
+        if len(parts) != 2 or not _PRINTABLE_ASCII.fullmatch(parts[1]):
             raise exceptions.AuthenticationFailed(
                 "Invalid Authorization header: expected 'Token <key>' or 'Bearer <key>'."
             )
@@ -51,6 +56,13 @@ class PasswordAuthentication(BasicAuthentication):
             return super().authenticate(request)
         except exceptions.AuthenticationFailed:
             return None
+
+    def authenticate_credentials(self, userid: str, password: str, request: Any = None) -> Any:
+        # No username holds NUL (sign-up allows letters, digits and @.+-_ only), and PostgreSQL
+        # refuses it in text: wrong credentials, found without asking the database.
+        if "\x00" in userid:
+            raise exceptions.AuthenticationFailed("Invalid username/password.")
+        return super().authenticate_credentials(userid, password, request)
 
 
 def sends_password(request: Request) -> bool:

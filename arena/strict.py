@@ -59,10 +59,10 @@ class StrictRegexField(serializers.RegexField):
 
 
 class StrictIntegerField(serializers.IntegerField):
-    """Only JSON numbers (DRF would also parse the string ``"60"``)."""
+    """Only JSON integers: DRF would also parse the string ``"60"`` and take ``1.0`` as 1."""
 
     def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, str | bool):
+        if type(data) is not int:  # not bool either, though it is an int to Python
             self.fail("invalid")
         return super().to_internal_value(data)
 
@@ -176,5 +176,19 @@ class QueryIntegerField(serializers.IntegerField):
 
     def to_internal_value(self, data: Any) -> int:
         if not isinstance(data, str) or not re.fullmatch(r"-?[0-9]{1,19}", data):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+# A number as JSON writes one (leading zeros allowed), in ASCII digits.
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+
+
+class QueryFloatField(serializers.FloatField):
+    """A number query parameter written as one: DRF's ``float()`` would also read `` 5``,
+    ``5_0``, ``nan``, ``infinity`` and other scripts' digits (Arabic-Indic ``\\u0665``)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if not isinstance(data, str) or not _NUMBER.fullmatch(data):
             self.fail("invalid")
         return super().to_internal_value(data)

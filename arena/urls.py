@@ -10,3 +10,10 @@ urlpatterns = [
     path("healthz/", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
 ]
+
+# With DEBUG off, errors raised outside DRF's views (a bad Host header, an unexpected exception)
+# get the API's JSON error body under /api/ and Django's own pages elsewhere.
+handler400 = "arena.api_errors.bad_request"
+handler403 = "arena.api_errors.permission_denied"
+handler404 = "arena.api_errors.page_not_found"
+handler500 = "arena.api_errors.server_error"

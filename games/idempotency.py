@@ -77,6 +77,8 @@ def _check_key(key: str) -> None:
         raise ValidationError({"Idempotency-Key": ["Must not be blank."]})
     if len(key) > MAX_KEY_LENGTH:
         raise ValidationError({"Idempotency-Key": [f"At most {MAX_KEY_LENGTH} characters."]})
+    if "\x00" in key:  # PostgreSQL refuses NUL in text (HTTP servers refuse it in headers)
+        raise ValidationError({"Idempotency-Key": ["Must not contain NUL."]})
 
 
 def _recorded(

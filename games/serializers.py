@@ -8,7 +8,13 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from arena.strict import QueryIntegerField, QuerySerializer, StrictInput, StrictIntegerField
+from arena.strict import (
+    QueryFloatField,
+    QueryIntegerField,
+    QuerySerializer,
+    StrictInput,
+    StrictIntegerField,
+)
 from games import schema, services
 from games.models import (
     DEFAULT_MAX_STRIKES,
@@ -233,7 +239,7 @@ class EventsQuery(QuerySerializer):
     since = QueryIntegerField(
         min_value=0, max_value=schema.INT64_MAX, default=0, help_text="Last version you saw."
     )
-    wait = serializers.FloatField(
+    wait = QueryFloatField(
         min_value=0, max_value=25, default=0,
         help_text="Seconds to wait for an event before answering empty (long poll, max 25).",
     )
@@ -247,7 +253,7 @@ UNTIL_HELP = (
 
 
 class ViewQuery(QuerySerializer):
-    wait = serializers.FloatField(
+    wait = QueryFloatField(
         min_value=0, max_value=25, default=0,
         help_text="With `If-None-Match`: seconds to wait for a change before answering 304 "
         "(long poll, max 25). Answers 200 as soon as the game changes.",
@@ -258,7 +264,7 @@ class ViewQuery(QuerySerializer):
 
 
 class MoveQuery(QuerySerializer):
-    wait = serializers.FloatField(
+    wait = QueryFloatField(
         min_value=0, max_value=25, default=0,
         help_text="Seconds to wait, after the move is applied, for the game to change again "
         "(usually: the opponents' replies) before answering; the body is then your view at "

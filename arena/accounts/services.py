@@ -71,5 +71,7 @@ def tokens_expired_delete(*, user: AbstractBaseUser) -> int:
 
 
 def token_revoke(*, user: AbstractBaseUser, token_id: str) -> bool:
+    if "\x00" in token_id:  # names no token; PostgreSQL refuses NUL in text even to compare
+        return False
     deleted, _ = AuthToken.objects.filter(user=user, token_key=token_id).delete()
     return deleted > 0
