@@ -249,7 +249,8 @@ class GameLeaveApi(APIView):
                 "The game without you (`aborted` if nobody is left).",
                 examples=[_example("Seat 1 free again", examples.GAME_LEFT)],
             ),
-            **error_responses(401, 403, 404, 409, raises=[
+            **error_responses(400, 401, 403, 404, 409, raises=[
+                ValidationError({"bot": ["Ensure this value is greater than or equal to 1."]}),
                 NotAPlayer(), GameNotOpen("You can only leave before the game starts."),
             ]),
         },

@@ -221,10 +221,11 @@ def _seconds_to_deadline(deadline: datetime | None, otherwise: float) -> float:
     return otherwise if deadline is None else (deadline - clock.now()).total_seconds()
 
 
-def game_view(*, game: Game, seat: int) -> dict[str, Any]:
-    """The engine's view for one seat; None-like empty dict before the deal."""
+def game_view(*, game: Game, seat: int) -> dict[str, Any] | None:
+    """The engine's view for one seat; None before the deal (an open table, or one aborted
+    before it started), which the schema declares as a null view."""
     if game.state is None:
-        return {}
+        return None
     view = engine.view(services.load_state(game), seat)
     if game.is_over and not view["finished"]:
         # Ended by the server (a forfeit, an abort), not by the rules: nobody may move, and

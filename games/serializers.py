@@ -205,7 +205,7 @@ class ViewOut(serializers.Serializer):
     seat = serializers.IntegerField()
     status = serializers.ChoiceField(choices=GameStatus.choices)
     turn_deadline = serializers.DateTimeField(allow_null=True)
-    view = EngineViewField()
+    view = EngineViewField(allow_null=True, help_text="Your view; null before the deal.")
 
 
 class MoveInput(StrictInput):
