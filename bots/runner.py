@@ -318,11 +318,14 @@ def is_driven_here(game_id: int) -> bool:
 
 @contextmanager
 def driving(game_id: int) -> Iterator[None]:
-    """While the block runs, this process's change hook leaves the game to the caller."""
+    """While the block runs, this process's change hook leaves the game to the caller, and
+    the game's turn-clock checks are coalesced (the caller's calls are bounded by the clock;
+    the checks are for a caller that dies)."""
     with _driven_lock:
         _driven.add(game_id)
     try:
-        yield
+        with game_services.turn_clock_checks_coalesced(game_id):
+            yield
     finally:
         with _driven_lock:
             _driven.discard(game_id)
@@ -334,9 +337,13 @@ def play_game(
     transport: bot_transport.BotTransport | None = None,
     max_turns: int = 100_000,
     notices: bool = True,
+    stop: Callable[[], bool] | None = None,
 ) -> Game:
     """Play a running game's bot seats until it ends or a person's decision is awaited, at
     full speed: no broker, no threads. Returns the game as it stands.
+
+    ``stop``, asked before each decision: True leaves the game as it stands (a worker shutting
+    down; its turn clock, still checked, settles the seat awaited if nobody drives it on).
 
     The seats are read once (they never change once a game runs) and each move's result is
     the next decision's game, so a plain turn costs one HTTP call and one compare-and-set
@@ -349,6 +356,8 @@ def play_game(
         state: engine.GameState | None = None
         seats: dict[int, Seat] = {}
         for _ in range(max_turns):
+            if stop is not None and stop():
+                break
             if game is None:  # (re)read after anything but a plain move
                 game = Game.objects.get(pk=game_id)
                 seats = {s.index: s for s in

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -526,6 +527,13 @@ def _schedule_turn_clock_check(game: Game) -> None:
     if game.turn_seconds > settings.TURN_CLOCK_TASK_MAX_SECONDS:
         return  # a long turn is the sweep's (see settings): no task held for hours
     game_id, version, countdown = game.pk, game.version, game.turn_seconds + 0.5
+    if game_id in _coalesced:
+        # A driven game moves hundreds of times a second: at most one check a second, each
+        # that much later, so the last deadline is still checked after it passed.
+        if clock.monotonic() - _coalesced[game_id] < _COALESCE_SECONDS:
+            return
+        _coalesced[game_id] = clock.monotonic()
+        countdown += _COALESCE_SECONDS
 
     def schedule() -> None:
         from games.tasks import turn_clock_check
@@ -551,6 +559,20 @@ def _schedule_turn_clock_check(game: Game) -> None:
     transaction.on_commit(schedule)
 
 
+@contextmanager
+def turn_clock_checks_coalesced(game_id: int) -> Iterator[None]:
+    """While the block runs, ``game_id``'s clock checks are scheduled at most once a
+    ``_COALESCE_SECONDS`` (for a game a runner drives at full speed, not one broker message
+    and one worker task per move)."""
+    _coalesced[game_id] = -_COALESCE_SECONDS
+    try:
+        yield
+    finally:
+        _coalesced.pop(game_id, None)
+
+
+_COALESCE_SECONDS = 1.0
+_coalesced: dict[int, float] = {}  # game id -> when its last check was scheduled (monotonic)
 # After the broker failed, turn clocks are left to the sweep for this long without trying it.
 _BROKER_BACKOFF_SECONDS = 5.0
 _broker_down_until = 0.0

@@ -81,6 +81,24 @@ def test_two_http_reference_bots_play_a_whole_game_that_the_replay_reproduces(
     assert [s["player"] for s in public["seats"]] == ["bot:ref0", "bot:ref1"]
 
 
+@pytest.mark.django_db
+def test_a_driven_game_stops_where_it_stands_when_asked_and_resumes_later(
+    settings: Any, alice: Any, two_reference_bots: list[Any], transport: BotTransport
+) -> None:
+    settings.BOTS_RUNNER = "off"
+    game = bot_table(alice, two_reference_bots, options={"target_score": 100})
+    asked = iter(range(1000))
+    game = runner.play_game(game.pk, transport=transport, stop=lambda: next(asked) >= 5)
+    assert game.status == GameStatus.RUNNING and game.move_count == 5
+    assert BotCall.objects.filter(game=game, kind="turn", outcome="move").count() == 5
+    assert not BotCall.objects.filter(game=game, kind="end").exists()
+    game = runner.play_game(game.pk, transport=transport, notices=False)
+    assert game.status == GameStatus.FINISHED
+    numbers = list(MoveRecord.objects.filter(game=game).order_by("number")
+                   .values_list("number", flat=True))
+    assert numbers == list(range(1, game.move_count + 1))
+
+
 def _wait_for(predicate: Any, seconds: float = 30.0) -> Any:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
