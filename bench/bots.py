@@ -7,10 +7,11 @@ starts two reference bots (``python -m bots.serve --strategy greedy``, each its 
 
 * raw round trips: a bare aiohttp client (keep-alive pool) POSTing signed, recorded turn
   payloads to one of the bots as fast as the bot answers (``bench.roundtrip.round_trips``);
-* bot turns: ``concurrency`` threads, each playing whole games (to 500 points) between the two
-  bots with ``bots.runner.play_game`` (a game still running at the window's end is left) (engine, the seat's view, payload, signing, the HTTP
-  call, the move through ``games.services.move_play``, the call log and aggregates, start and
-  end notices included). A turn is one answered decision (a call-log row of kind ``turn``).
+* bot turns: ``concurrency`` threads, each playing games (to 500 points) between the two bots
+  with ``bots.runner.play_game`` (engine, the seat's view, payload, signing, the HTTP call, the
+  move through ``games.services.move_play``, the call log and aggregates, start and end
+  notices included; a game still running at the window's end is left there). A turn is one
+  answered decision the server applied (a move record of the player's).
 
 The database: ``DATABASE_URL`` if set (a throwaway test database is created on that server
 and dropped after), else a throwaway SQLite file. ``--profile`` also runs one game thread
