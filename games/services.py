@@ -297,6 +297,14 @@ class MovePlayed:
     state: engine.GameState
 
 
+@dataclass(frozen=True)
+class MovePrepared(MovePlayed):
+    """A move applied in memory only (``move_prepare``), for ``move_commit``."""
+
+    rng_changed: bool = False
+    new_turn: bool = False
+
+
 def move_play(
     *,
     game_id: int,
@@ -345,6 +353,16 @@ def _move_play_compare_and_set(
     None: not a plain move (it is refused, or it ends the game and so writes events), or a
     lost race. The locked path then answers with authority: a refusal judged on an unlocked
     read could be stale, and a 409 carries the current version."""
+    prepared = move_prepare(game, seat, move, expected_version, source)
+    return None if prepared is None else move_commit(prepared)
+
+
+def move_prepare(
+    game: Game, seat: int, move: engine.Move, expected_version: int, source: str
+) -> MovePrepared | None:
+    """The compare-and-set path's work in memory: ``game`` (as ``seen`` in ``move_play``)
+    and its engine state become the move's result, nothing is written; ``move_commit``
+    writes it. None (and ``game`` is spoilt): not a plain move, ``move_play`` decides it."""
     plain_table = (
         game.status == GameStatus.RUNNING
         and game.forfeited_seats == 0
@@ -375,16 +393,23 @@ def _move_play_compare_and_set(
         game, number=game.move_count, version=game.version, seat=seat, move=move.to_json(),
         source=source,
     )
-    if not rows.move_commit(
-        game, record, expected_version=expected_version, rng_changed=rng_changed
-    ):
-        return None  # lost a race: the locked path answers with the current version
+    return MovePrepared(record=record, game=game, state=state, rng_changed=rng_changed,
+                        new_turn=new_turn)
+
+
+def move_commit(prepared: MovePrepared) -> MovePlayed | None:
+    """Write a ``move_prepare``d move if the stored game is still at the version before it;
+    None, with nothing written, if it moved on (``move_play`` then answers with authority)."""
+    game = prepared.game
+    if not rows.move_commit(game, prepared.record, expected_version=game.version - 1,
+                            rng_changed=prepared.rng_changed):
+        return None
     # Outside a transaction this runs at once, inside one (an Idempotency-Key) on its commit:
     # either way after the write (which remembered the row the same way).
     notify.announce(game)
-    if new_turn:
+    if prepared.new_turn:
         _schedule_turn_clock_check(game)
-    return MovePlayed(record=record, game=game, state=state)
+    return prepared
 
 
 @transaction.atomic
