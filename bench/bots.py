@@ -113,12 +113,18 @@ def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: 
                                 seconds=0.5))
         bot_turns(owner, bots, transport, concurrency=concurrency, seconds=0.5)  # warm pools
         for _ in range(rounds):
+            cpu = time.process_time()
             raw = asyncio.run(round_trips(url, payloads, secret=secret,
                                           concurrency=concurrency, seconds=seconds))
-            print(f"raw: {raw:.0f} round trips/s at concurrency {concurrency}", flush=True)
+            raw_cpu = (time.process_time() - cpu) * 1000 / (raw * seconds)
+            print(f"raw: {raw:.0f} round trips/s at concurrency {concurrency}; "
+                  f"client CPU {raw_cpu:.2f} ms a call", flush=True)
             raws.append(raw)
+            cpu = time.process_time()
             turns.append(bot_turns(owner, bots, transport, concurrency=concurrency,
                                    seconds=seconds))
+            print(f"  runner CPU {(time.process_time() - cpu) * 1000 / (turns[-1] * seconds):.2f}"
+                  " ms a turn (this process, all threads)", flush=True)
         failed = BotCounter.objects.filter(name="failed").aggregate(n=Sum("count"))["n"] or 0
         if failed:
             print(f"({failed} failed turns)", flush=True)

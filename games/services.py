@@ -346,13 +346,10 @@ def _move_play_compare_and_set(
     game: Game, seat: int, move: engine.Move, expected_version: int, source: str
 ) -> MovePlayed | None:
     """The common case in one statement: a move that ends nothing, in a game with no
-    forfeited seat and no overdue clock, decided on the version ``game`` was read at. The
-    write succeeds only if the stored game is still at that version (compare-and-set), so
-    it is as serialised as the locked path.
-
-    None: not a plain move (it is refused, or it ends the game and so writes events), or a
-    lost race. The locked path then answers with authority: a refusal judged on an unlocked
-    read could be stale, and a 409 carries the current version."""
+    forfeited seat and no overdue clock, decided on the version ``game`` was read at, written
+    only if the stored game is still at that version (compare-and-set). None: not a plain
+    move, or a lost race; the locked path then answers with authority (a refusal judged on an
+    unlocked read could be stale, and a 409 carries the current version)."""
     prepared = move_prepare(game, seat, move, expected_version, source)
     return None if prepared is None else move_commit(prepared)
 
