@@ -1,15 +1,17 @@
 """Benchmark: the bot-turn rate of the server's runner against raw round trips to the same bot.
 
-Run: ``python bench/bots.py [--concurrency 4] [--seconds 10] [--profile]``. It starts two
-reference bots (``python -m bots.serve --strategy greedy``, each its own process on
-127.0.0.1), then measures, at the same concurrency:
+Run: ``python bench/bots.py [--concurrency 4] [--seconds 5] [--rounds 3] [--profile]``. It
+starts two reference bots (``python -m bots.serve --strategy greedy``, each its own process on
+127.0.0.1), then measures, at the same concurrency, in ``rounds`` alternating windows of
+``seconds`` each (medians reported, so a busy machine's noise falls on both alike):
 
 * raw round trips: a bare aiohttp client (keep-alive pool) POSTing signed, recorded turn
   payloads to one of the bots as fast as the bot answers (``bench.roundtrip.round_trips``);
-* bot turns: ``concurrency`` threads, each playing whole games (to 500 points) between the two
-  bots with ``bots.runner.play_game`` (engine, the seat's view, payload, signing, the HTTP
-  call, the move through ``games.services.move_play``, the call log and aggregates, start and
-  end notices included). A turn is one answered decision (a call-log row of kind ``turn``).
+* bot turns: ``concurrency`` threads, each playing games (to 500 points) between the two bots
+  with ``bots.runner.play_game`` (engine, the seat's view, payload, signing, the HTTP call, the
+  move through ``games.services.move_play``, the call log and aggregates, start and end
+  notices included; a game still running at the window's end is left there). A turn is one
+  answered decision the server applied (a move record of the player's).
 
 The database: ``DATABASE_URL`` if set (a throwaway test database is created on that server
 and dropped after), else a throwaway SQLite file. ``--profile`` also runs one game thread
@@ -25,6 +27,7 @@ import asyncio
 import cProfile
 import os
 import pstats
+import statistics
 import sys
 import tempfile
 import threading
@@ -54,45 +57,80 @@ def _play(owner: Any, bots: list[Any], stop_at: float, transport: Any, games: li
     from bots import runner
     from tests.bots.helpers import bot_table
 
+    def stop() -> bool:
+        return time.perf_counter() >= stop_at
+
     try:
-        while time.perf_counter() < stop_at:
+        while not stop():
             game = bot_table(owner, bots, options={})  # a full game: hands up to 500 points
-            runner.play_game(game.pk, transport=transport)
             games.append(game.pk)
+            runner.play_game(game.pk, transport=transport, stop=stop)
     finally:
         connections.close_all()
 
 
-def bot_turns(owner: Any, bots: list[Any], *, concurrency: int, seconds: float) -> float:
-    from django.db.models import Sum
-
-    from bots.models import BotCounter
-    from bots.transport import BotTransport
+def bot_turns(owner: Any, bots: list[Any], transport: Any, *, concurrency: int,
+              seconds: float) -> float:
+    """Bot turns per second of ``concurrency`` threads playing games for ``seconds`` (a game
+    still running then is left where it stands)."""
     from games.models import MoveRecord, MoveSource
 
+    games: list[int] = []
+    started = time.perf_counter()
+    threads = [
+        threading.Thread(target=_play, args=(owner, bots, started + seconds, transport, games))
+        for _ in range(concurrency)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    # Every bot answer the server applied is a move record of the player's (the call log
+    # itself is pruned as it grows).
+    turns = MoveRecord.objects.filter(game_id__in=games, source=MoveSource.PLAYER).count()
+    print(f"runner: {len(games)} games, {turns} turns in {elapsed:.1f} s: "
+          f"{turns / elapsed:.0f} turns/s", flush=True)
+    return turns / elapsed
+
+
+def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: int,
+            seconds: float, rounds: int) -> tuple[float, float]:
+    """Medians of ``rounds`` alternating windows of raw round trips and runner turns, so a
+    busy machine's noise falls on both alike."""
+    from django.db.models import Sum
+
+    from bench.roundtrip import recorded_turns, round_trips
+    from bots.models import BotCounter
+    from bots.transport import BotTransport
+
+    payloads = recorded_turns()
     transport = BotTransport(allow_private=True)
+    raws: list[float] = []
+    turns: list[float] = []
     try:
-        _play(owner, bots, time.perf_counter() + 0.5, transport, [])  # warm the pools
-        games: list[int] = []
-        started = time.perf_counter()
-        threads = [
-            threading.Thread(target=_play, args=(owner, bots, started + seconds, transport, games))
-            for _ in range(concurrency)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        elapsed = time.perf_counter() - started
-        # Every bot answer the server applied is a move record of the player's (the call log
-        # itself is pruned as it grows).
-        turns = MoveRecord.objects.filter(game_id__in=games, source=MoveSource.PLAYER).count()
+        asyncio.run(round_trips(url, payloads, secret=secret, concurrency=concurrency,
+                                seconds=0.5))
+        bot_turns(owner, bots, transport, concurrency=concurrency, seconds=0.5)  # warm pools
+        for _ in range(rounds):
+            cpu = time.process_time()
+            raw = asyncio.run(round_trips(url, payloads, secret=secret,
+                                          concurrency=concurrency, seconds=seconds))
+            raw_cpu = (time.process_time() - cpu) * 1000 / (raw * seconds)
+            print(f"raw: {raw:.0f} round trips/s at concurrency {concurrency}; "
+                  f"client CPU {raw_cpu:.2f} ms a call", flush=True)
+            raws.append(raw)
+            cpu = time.process_time()
+            turns.append(bot_turns(owner, bots, transport, concurrency=concurrency,
+                                   seconds=seconds))
+            print(f"  runner CPU {(time.process_time() - cpu) * 1000 / (turns[-1] * seconds):.2f}"
+                  " ms a turn (this process, all threads)", flush=True)
         failed = BotCounter.objects.filter(name="failed").aggregate(n=Sum("count"))["n"] or 0
+        if failed:
+            print(f"({failed} failed turns)", flush=True)
     finally:
         transport.close()
-    print(f"runner: {len(games)} games, {turns} turns in {elapsed:.1f} s"
-          f"{f' ({failed} failed turns)' if failed else ''}", flush=True)
-    return turns / elapsed
+    return statistics.median(turns), statistics.median(raws)
 
 
 def profile(owner: Any, bots: list[Any], seconds: float) -> None:
@@ -116,7 +154,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=4,
                         help="game threads, and the raw client's concurrency (default: "
                         "BOTS_THREADS' default, 4)")
-    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--seconds", type=float, default=5.0, help="per window")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternating raw and runner windows; medians shown")
     parser.add_argument("--profile", action="store_true")
     args = parser.parse_args()
 
@@ -124,7 +164,7 @@ def main() -> None:
         _django(tmp)
         from django.db import connection
 
-        from bench.roundtrip import bot_process, recorded_turns, round_trips
+        from bench.roundtrip import bot_process
         from bots import services as bot_services
         from bots import signing
 
@@ -141,16 +181,9 @@ def main() -> None:
                     bot.secret = secret
                     bot.save(update_fields=["secret"])
                     bots.append(bot)
-                payloads = recorded_turns()
-                asyncio.run(round_trips(url0, payloads, secret=secrets[0],
-                                        concurrency=args.concurrency, seconds=0.5))
-                raw = asyncio.run(round_trips(url0, payloads, secret=secrets[0],
-                                              concurrency=args.concurrency,
-                                              seconds=args.seconds))
-                print(f"raw: {raw:.0f} round trips/s at concurrency {args.concurrency}",
-                      flush=True)
-                turns = bot_turns(owner, bots, concurrency=args.concurrency,
-                                  seconds=args.seconds)
+                turns, raw = measure(owner, bots, url0, secrets[0],
+                                     concurrency=args.concurrency, seconds=args.seconds,
+                                     rounds=args.rounds)
                 if args.profile:
                     profile(owner, bots, min(args.seconds, 5.0))
         finally:

@@ -17,6 +17,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +40,7 @@ from games.errors import (
     SeatForfeited,
     StaleVersion,
 )
-from games.models import Game, GameStatus, Seat
+from games.models import Game, GameStatus, MoveSource, Seat
 
 log = logging.getLogger(__name__)
 
@@ -193,6 +194,42 @@ def _record_now(**call: Any) -> None:
     bot_services.call_record(**call)
 
 
+@dataclass(frozen=True)
+class Asked:
+    """A bot call under way for the decision at ``call["version"]``."""
+
+    call: dict[str, Any]  # the call log's keys
+    future: Future[bot_transport.CallResult]
+    timeout: float
+
+
+def ask(turn: Turn, state: engine.GameState, *,
+        transport: bot_transport.BotTransport | None) -> Asked:
+    """Start ``turn``'s bot call on ``state`` (the game's engine state at the turn's version);
+    the caller goes on meanwhile."""
+    game, seat, bot = turn.game, turn.seat.index, turn.bot
+    budget = budget_ms(game)
+    payload = turn_payload(game=game, seat=seat, view=engine.view(state, seat), budget=budget,
+                           latency=latencies.summary(bot.pk))
+    future = _transport(transport).post_future(
+        bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=budget / 1000
+    )
+    call = {"bot_id": bot.pk, "kind": CallKind.TURN, "game_id": game.pk,
+            "version": game.version, "seat": seat}
+    return Asked(call, future, budget / 1000)
+
+
+def discard(asked: Asked | None, *, transport: bot_transport.BotTransport | None,
+            log: Callable[..., None]) -> None:
+    """Drop a call asked ahead on a version that never came (or was left): its answer is
+    logged as stale and changes nothing."""
+    if asked is None:
+        return
+    result = _transport(transport).result(asked.future, timeout=asked.timeout)
+    log(**asked.call, latency_ms=result.latency_ms, status=result.status,
+        error=result.error or "", detail=result.detail if not result.ok else "", outcome=STALE)
+
+
 def decide(
     turn: Turn,
     state: engine.GameState,
@@ -208,38 +245,84 @@ def decide(
     ``seen``: ``turn.game`` is the committed row with ``forfeited_seats`` counted, so a plain
     move may be written with one compare-and-set statement (``move_play(seen=...)``).
     Returns the outcome and, for a move, what ``move_play`` returned."""
+    outcome, played, _ = _decide(turn, state, transport=transport, log=log, seen=seen)
+    return outcome, played
+
+
+def _decide(
+    turn: Turn,
+    state: engine.GameState,
+    *,
+    transport: bot_transport.BotTransport | None,
+    log: Callable[..., None],
+    seen: bool,
+    asked: Asked | None = None,
+    ahead: Callable[[game_services.MovePrepared], Asked | None] | None = None,
+) -> tuple[str, game_services.MovePlayed | None, Asked | None]:
+    """``decide``, with the call maybe ``asked`` already, and (with ``ahead`` and ``seen``) a
+    plain move written while ``ahead`` asks the next decision on the move's result: the
+    third value, None unless the move was written."""
     game, seat, bot = turn.game, turn.seat.index, turn.bot
     version = game.version
     call: dict[str, Any] = {"bot_id": bot.pk, "kind": CallKind.TURN, "game_id": game.pk,
                             "version": version, "seat": seat}
     if not bot.enabled:
-        return _fail(turn, DISABLED, "The bot is disabled.", call, log, status=None, latency=0.0)
-    budget = budget_ms(game)
-    payload = turn_payload(game=game, seat=seat, view=engine.view(state, seat), budget=budget,
-                           latency=latencies.summary(bot.pk))
-    result = _transport(transport).post_sync(
-        bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=budget / 1000
-    )
+        return (*_fail(turn, DISABLED, "The bot is disabled.", call, log, status=None,
+                       latency=0.0), None)
+    asked = asked or ask(turn, state, transport=transport)
+    result = _transport(transport).result(asked.future, timeout=asked.timeout)
     latencies.add(bot.pk, result.latency_ms)
     move, error, detail = judge(result)
     if move is not None:
         try:
-            played = game_services.move_play(
-                game_id=game.pk, seat=seat, move=move, expected_version=version,
-                seen=game if seen else None,
-            )
+            played, following = None, None
+            if seen and ahead is not None:
+                played, following = _play_ahead(game, seat, move, ahead, transport, log)
+                seen = False  # the game was spent on the try: the locked path decides
+            if played is None:
+                played = game_services.move_play(
+                    game_id=game.pk, seat=seat, move=move, expected_version=version,
+                    seen=game if seen else None,
+                )
         except (StaleVersion, NotYourTurn, GameNotRunning, SeatForfeited, NotAPlayer):
             log(**call, latency_ms=result.latency_ms, status=result.status, outcome=STALE)
-            return STALE, None
+            return STALE, None, None
         except MalformedMoveError as exc:
             error, detail = MALFORMED, str(exc.detail)
         except IllegalMoveError as exc:
             error, detail = ILLEGAL, str(exc.detail)
         else:
             log(**call, latency_ms=result.latency_ms, status=result.status, outcome=MOVED)
-            return MOVED, played
-    return _fail(turn, error, detail, call, log, status=result.status,
-                 latency=result.latency_ms)
+            return MOVED, played, following
+    return (*_fail(turn, error, detail, call, log, status=result.status,
+                   latency=result.latency_ms), None)
+
+
+def _play_ahead(
+    game: Game, seat: int, move: dict[str, Any],
+    ahead: Callable[[game_services.MovePrepared], Asked | None],
+    transport: bot_transport.BotTransport | None, log: Callable[..., None],
+) -> tuple[game_services.MovePlayed | None, Asked | None]:
+    """A plain move applied in memory, the next decision asked on its result, then the move
+    written (the bot's call and the database's write overlap). Moves are still written one
+    after another, each on the version before it: a call asked on a move that was not
+    written (a lost compare-and-set) is discarded. (None, None): the caller's locked path
+    decides the move (``game`` is spent either way)."""
+    prepared = game_services.move_prepare(
+        game, seat, game_services.parse_move(move), game.version, MoveSource.PLAYER
+    )
+    if prepared is None:
+        return None, None
+    following = ahead(prepared)
+    try:
+        played = game_services.move_commit(prepared)
+    except BaseException:
+        discard(following, transport=transport, log=log)
+        raise
+    if played is None:
+        discard(following, transport=transport, log=log)
+        return None, None
+    return played, following
 
 
 def _fail(turn: Turn, error: str, detail: str, call: dict[str, Any], log: Callable[..., None],
@@ -318,11 +401,14 @@ def is_driven_here(game_id: int) -> bool:
 
 @contextmanager
 def driving(game_id: int) -> Iterator[None]:
-    """While the block runs, this process's change hook leaves the game to the caller."""
+    """While the block runs, this process's change hook leaves the game to the caller, and
+    the game's turn-clock checks are coalesced (the caller's calls are bounded by the clock;
+    the checks are for a caller that dies)."""
     with _driven_lock:
         _driven.add(game_id)
     try:
-        yield
+        with game_services.turn_clock_checks_coalesced(game_id):
+            yield
     finally:
         with _driven_lock:
             _driven.discard(game_id)
@@ -334,46 +420,81 @@ def play_game(
     transport: bot_transport.BotTransport | None = None,
     max_turns: int = 100_000,
     notices: bool = True,
+    stop: Callable[[], bool] | None = None,
+    pipeline: bool = True,
 ) -> Game:
     """Play a running game's bot seats until it ends or a person's decision is awaited, at
     full speed: no broker, no threads. Returns the game as it stands.
 
+    ``stop``, asked before each decision: True leaves the game as it stands (a worker shutting
+    down; its turn clock, still checked, settles the seat awaited if nobody drives it on).
+
     The seats are read once (they never change once a game runs) and each move's result is
     the next decision's game, so a plain turn costs one HTTP call and one compare-and-set
-    statement; the call log is written in batches."""
+    statement; the call log is written in batches.
+
+    ``pipeline``: a plain move is applied in memory, the next bot's call started on its
+    result, and only then is the move written, so the database's write and the next bot's
+    call overlap. Moves are still written in order, each with a compare-and-set on the
+    version before it; when one is not written (someone else changed the game meanwhile), the
+    call asked on it is discarded (logged as stale) and the game read again. Its cost: a bot
+    asked ahead sees the move before it is written, so on a lost race it saw a move that
+    never happened (the mover's card; as rare as a seat's clock running out mid-call)."""
     pending = _CallBatch()
+    asked: Asked | None = None  # the awaited decision's call, asked while its move was written
     with driving(game_id):
         if notices:
             send_notices(game_id, CallKind.START, transport=transport, log=pending.append_call)
         game: Game | None = None
         state: engine.GameState | None = None
         seats: dict[int, Seat] = {}
-        for _ in range(max_turns):
-            if game is None:  # (re)read after anything but a plain move
-                game = Game.objects.get(pk=game_id)
-                seats = {s.index: s for s in
-                         Seat.objects.select_related("bot").filter(game_id=game_id)}
-                game.forfeited_seats = sum(s.forfeited for s in seats.values())
-                state = game_services.load_state(game) if game.state is not None else None
-            if game.status != GameStatus.RUNNING or state is None:
-                break
-            if game_services.turn_clock_overdue(game):
-                game_services.turn_clock_enforce(game_id=game_id)
-                game = None
-                continue
-            seat = seats.get(game.awaiting) if game.awaiting is not None else None
-            if seat is None or seat.bot is None or seat.forfeited:
-                break  # a person's turn
-            _, played = decide(Turn(game, seat, seat.bot), state, transport=transport,
-                               log=pending.append_call, seen=True)
-            if len(pending) >= _LOG_BATCH:
-                pending.flush()
-            if played is None or played.game.status != GameStatus.RUNNING:
-                game = None
-            else:
-                forfeited = game.forfeited_seats
-                game, state = played.game, played.state
-                game.forfeited_seats = forfeited
+
+        def ahead(prepared: game_services.MovePrepared) -> Asked | None:
+            """The next decision's call, if it is a bot's and nothing else is due first."""
+            following = prepared.game
+            seat = seats.get(following.awaiting) if following.awaiting is not None else None
+            if (following.status != GameStatus.RUNNING or seat is None or seat.bot is None
+                    or seat.forfeited or not seat.bot.enabled or (stop is not None and stop())):
+                return None
+            return ask(Turn(following, seat, seat.bot), prepared.state, transport=transport)
+
+        try:
+            for _ in range(max_turns):
+                if stop is not None and stop():
+                    break
+                if game is None:  # (re)read after anything but a plain move
+                    game = Game.objects.get(pk=game_id)
+                    seats = {s.index: s for s in
+                             Seat.objects.select_related("bot").filter(game_id=game_id)}
+                    game.forfeited_seats = sum(s.forfeited for s in seats.values())
+                    state = game_services.load_state(game) if game.state is not None else None
+                if game.status != GameStatus.RUNNING or state is None:
+                    break
+                if game_services.turn_clock_overdue(game):
+                    game_services.turn_clock_enforce(game_id=game_id)
+                    game = None
+                    continue
+                seat = seats.get(game.awaiting) if game.awaiting is not None else None
+                if seat is None or seat.bot is None or seat.forfeited:
+                    break  # a person's turn
+                if asked is not None and asked.call["version"] != game.version:
+                    discard(asked, transport=transport, log=pending.append_call)
+                    asked = None  # asked on a version that was not written
+                _, played, asked = _decide(
+                    Turn(game, seat, seat.bot), state, transport=transport,
+                    log=pending.append_call, seen=True, asked=asked,
+                    ahead=ahead if pipeline else None,
+                )
+                if len(pending) >= _LOG_BATCH:
+                    pending.flush()
+                if played is None or played.game.status != GameStatus.RUNNING:
+                    game = None
+                else:
+                    forfeited = game.forfeited_seats
+                    game, state = played.game, played.state
+                    game.forfeited_seats = forfeited
+        finally:
+            discard(asked, transport=transport, log=pending.append_call)  # the loop ended
         final = Game.objects.get(pk=game_id)
         if notices and final.is_over:
             send_notices(game_id, CallKind.END, transport=transport, log=pending.append_call)

@@ -390,9 +390,26 @@ class BotTransport:
         timeout: float,
     ) -> CallResult:
         """``post`` for synchronous code: runs on the transport's own event-loop thread."""
-        future = asyncio.run_coroutine_threadsafe(
+        return self.result(self.post_future(url, payload, secrets=secrets, timeout=timeout),
+                           timeout=timeout)
+
+    def post_future(
+        self,
+        url: str,
+        payload: Mapping[str, Any],
+        *,
+        secrets: Sequence[str],
+        timeout: float,
+    ) -> concurrent.futures.Future[CallResult]:
+        """``post`` started on the transport's own event-loop thread; the caller goes on
+        (``result`` waits for it)."""
+        return asyncio.run_coroutine_threadsafe(
             self.post(url, payload, secrets=secrets, timeout=timeout), self._loop()
         )
+
+    def result(self, future: concurrent.futures.Future[CallResult], *, timeout: float
+               ) -> CallResult:
+        """A ``post_future``'s answer (``timeout``: the call's)."""
         # The call has its own deadline; the margin only guards against a wedged loop.
         try:
             return future.result(timeout=self._deadline(timeout) + 5.0)

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -296,6 +297,14 @@ class MovePlayed:
     state: engine.GameState
 
 
+@dataclass(frozen=True)
+class MovePrepared(MovePlayed):
+    """A move applied in memory only (``move_prepare``), for ``move_commit``."""
+
+    rng_changed: bool = False
+    new_turn: bool = False
+
+
 def move_play(
     *,
     game_id: int,
@@ -337,13 +346,20 @@ def _move_play_compare_and_set(
     game: Game, seat: int, move: engine.Move, expected_version: int, source: str
 ) -> MovePlayed | None:
     """The common case in one statement: a move that ends nothing, in a game with no
-    forfeited seat and no overdue clock, decided on the version ``game`` was read at. The
-    write succeeds only if the stored game is still at that version (compare-and-set), so
-    it is as serialised as the locked path.
+    forfeited seat and no overdue clock, decided on the version ``game`` was read at, written
+    only if the stored game is still at that version (compare-and-set). None: not a plain
+    move, or a lost race; the locked path then answers with authority (a refusal judged on an
+    unlocked read could be stale, and a 409 carries the current version)."""
+    prepared = move_prepare(game, seat, move, expected_version, source)
+    return None if prepared is None else move_commit(prepared)
 
-    None: not a plain move (it is refused, or it ends the game and so writes events), or a
-    lost race. The locked path then answers with authority: a refusal judged on an unlocked
-    read could be stale, and a 409 carries the current version."""
+
+def move_prepare(
+    game: Game, seat: int, move: engine.Move, expected_version: int, source: str
+) -> MovePrepared | None:
+    """The compare-and-set path's work in memory: ``game`` (as ``seen`` in ``move_play``)
+    and its engine state become the move's result, nothing is written; ``move_commit``
+    writes it. None (and ``game`` is spoilt): not a plain move, ``move_play`` decides it."""
     plain_table = (
         game.status == GameStatus.RUNNING
         and game.forfeited_seats == 0
@@ -374,16 +390,23 @@ def _move_play_compare_and_set(
         game, number=game.move_count, version=game.version, seat=seat, move=move.to_json(),
         source=source,
     )
-    if not rows.move_commit(
-        game, record, expected_version=expected_version, rng_changed=rng_changed
-    ):
-        return None  # lost a race: the locked path answers with the current version
+    return MovePrepared(record=record, game=game, state=state, rng_changed=rng_changed,
+                        new_turn=new_turn)
+
+
+def move_commit(prepared: MovePrepared) -> MovePlayed | None:
+    """Write a ``move_prepare``d move if the stored game is still at the version before it;
+    None, with nothing written, if it moved on (``move_play`` then answers with authority)."""
+    game = prepared.game
+    if not rows.move_commit(game, prepared.record, expected_version=game.version - 1,
+                            rng_changed=prepared.rng_changed):
+        return None
     # Outside a transaction this runs at once, inside one (an Idempotency-Key) on its commit:
     # either way after the write (which remembered the row the same way).
     notify.announce(game)
-    if new_turn:
+    if prepared.new_turn:
         _schedule_turn_clock_check(game)
-    return MovePlayed(record=record, game=game, state=state)
+    return prepared
 
 
 @transaction.atomic
@@ -526,6 +549,13 @@ def _schedule_turn_clock_check(game: Game) -> None:
     if game.turn_seconds > settings.TURN_CLOCK_TASK_MAX_SECONDS:
         return  # a long turn is the sweep's (see settings): no task held for hours
     game_id, version, countdown = game.pk, game.version, game.turn_seconds + 0.5
+    if game_id in _coalesced:
+        # A driven game moves hundreds of times a second: at most one check a second, each
+        # that much later, so the last deadline is still checked after it passed.
+        if clock.monotonic() - _coalesced[game_id] < _COALESCE_SECONDS:
+            return
+        _coalesced[game_id] = clock.monotonic()
+        countdown += _COALESCE_SECONDS
 
     def schedule() -> None:
         from games.tasks import turn_clock_check
@@ -551,6 +581,20 @@ def _schedule_turn_clock_check(game: Game) -> None:
     transaction.on_commit(schedule)
 
 
+@contextmanager
+def turn_clock_checks_coalesced(game_id: int) -> Iterator[None]:
+    """While the block runs, ``game_id``'s clock checks are scheduled at most once a
+    ``_COALESCE_SECONDS`` (for a game a runner drives at full speed, not one broker message
+    and one worker task per move)."""
+    _coalesced[game_id] = -_COALESCE_SECONDS
+    try:
+        yield
+    finally:
+        _coalesced.pop(game_id, None)
+
+
+_COALESCE_SECONDS = 1.0
+_coalesced: dict[int, float] = {}  # game id -> when its last check was scheduled (monotonic)
 # After the broker failed, turn clocks are left to the sweep for this long without trying it.
 _BROKER_BACKOFF_SECONDS = 5.0
 _broker_down_until = 0.0

@@ -16,6 +16,7 @@ from bots import services as bot_services
 from bots.models import BotCall
 from bots.serve import serve_in_thread
 from bots.transport import BotTransport
+from games import services
 from games import uno as engine
 from games.models import Game, GameStatus, MoveRecord, MoveSource
 from tests.bots.fault_server import FaultServer
@@ -79,6 +80,76 @@ def test_two_http_reference_bots_play_a_whole_game_that_the_replay_reproduces(
     assert replay.status_code == 403  # alice sits at no seat: her bots do
     public = client.get(f"/api/games/{game.pk}/").json()
     assert [s["player"] for s in public["seats"]] == ["bot:ref0", "bot:ref1"]
+
+
+@pytest.mark.django_db
+def test_a_driven_game_stops_where_it_stands_when_asked_and_resumes_later(
+    settings: Any, alice: Any, two_reference_bots: list[Any], transport: BotTransport
+) -> None:
+    settings.BOTS_RUNNER = "off"
+    game = bot_table(alice, two_reference_bots, options={"target_score": 100})
+    def stop() -> bool:
+        return MoveRecord.objects.filter(game=game).count() >= 5
+
+    game = runner.play_game(game.pk, transport=transport, stop=stop)
+    assert game.status == GameStatus.RUNNING and game.move_count == 5
+    assert BotCall.objects.filter(game=game, kind="turn", outcome="move").count() == 5
+    assert not BotCall.objects.filter(game=game, kind="end").exists()
+    game = runner.play_game(game.pk, transport=transport, notices=False)
+    assert game.status == GameStatus.FINISHED
+    numbers = list(MoveRecord.objects.filter(game=game).order_by("number")
+                   .values_list("number", flat=True))
+    assert numbers == list(range(1, game.move_count + 1))
+
+
+class _RacedTransport(BotTransport):
+    """Asked for the decision at version ``at`` (asked ahead, while the move before it is
+    being written), it first has the server play that earlier turn itself, as a seat's clock
+    running out would: the runner's compare-and-set for the move then loses."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(allow_private=True)
+        self.at = at
+
+    def post_future(self, url: str, payload: Any, **kwargs: Any) -> Any:
+        if payload["version"] == self.at:
+            stored = Game.objects.get(pk=payload["game"])
+            assert stored.version == self.at - 1  # the move before is not written yet
+            assert services.seat_default(game_id=stored.pk, seat=stored.awaiting,
+                                         expected_version=stored.version, reason="timeout")
+        return super().post_future(url, payload, **kwargs)
+
+
+@pytest.mark.django_db
+def test_a_call_asked_ahead_of_a_move_that_lost_its_compare_and_set_is_discarded(
+    settings: Any, alice: Any, two_reference_bots: list[Any]
+) -> None:
+    settings.BOTS_RUNNER = "off"
+    game = bot_table(alice, two_reference_bots, options={"target_score": 100},
+                     max_strikes=100)
+    raced = _RacedTransport(at=game.version + 4)
+    try:
+        game = runner.play_game(game.pk, transport=raced)
+    finally:
+        raced.close()
+    assert game.status == GameStatus.FINISHED and game.end_reason == "match"
+    moves = list(MoveRecord.objects.filter(game=game).order_by("number"))
+    assert [m.number for m in moves] == list(range(1, len(moves) + 1))
+    # The move whose write lost, and the answer asked on it, changed nothing: both are stale.
+    lost = raced.at - 1
+    calls = {(c.version, c.outcome) for c in BotCall.objects.filter(game=game, kind="turn")}
+    assert (lost, "stale") in calls and (raced.at, "stale") in calls
+    assert (lost, "move") not in calls
+    server = [m for m in moves if m.source != MoveSource.PLAYER]
+    assert len(server) == 1 and server[0].version == raced.at
+    # Every move answered as made is in the log, right after the version it was asked at.
+    made = BotCall.objects.filter(game=game, kind="turn", outcome="move")
+    by_version = {m.version: m for m in moves}
+    assert all(by_version[c.version + 1].seat == c.seat for c in made)
+    assert made.count() == len(moves) - 1
+    state = engine.replay(engine.Options.from_json(game.options), game.seed,
+                          [(m.seat, engine.Move.from_json(m.move)) for m in moves])
+    assert state.finished and state.winner == game.winner and state.scores == game.scores
 
 
 def _wait_for(predicate: Any, seconds: float = 30.0) -> Any:
