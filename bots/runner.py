@@ -421,7 +421,7 @@ def play_game(
     max_turns: int = 100_000,
     notices: bool = True,
     stop: Callable[[], bool] | None = None,
-    pipeline: bool = True,
+    pipeline: bool = False,
 ) -> Game:
     """Play a running game's bot seats until it ends or a person's decision is awaited, at
     full speed: no broker, no threads. Returns the game as it stands.

@@ -129,7 +129,7 @@ def test_a_call_asked_ahead_of_a_move_that_lost_its_compare_and_set_is_discarded
                      max_strikes=100)
     raced = _RacedTransport(at=game.version + 4)
     try:
-        game = runner.play_game(game.pk, transport=raced)
+        game = runner.play_game(game.pk, transport=raced, pipeline=True)
     finally:
         raced.close()
     assert game.status == GameStatus.FINISHED and game.end_reason == "match"
