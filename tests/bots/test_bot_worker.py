@@ -40,6 +40,8 @@ def worker(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[subproces
     """A worker process on its own queue, so it sees only this test's tasks."""
     queue = f"bots-test-{uuid.uuid4().hex}"
     monkeypatch.setitem(celery_app.conf, "task_default_queue", queue)
+    # Celery 5.6 reads the namespaced name first (as tests/games/test_turn_clock_worker.py does).
+    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_DEFAULT_QUEUE", queue)
     settings.BOTS_RUNNER = "celery"
     dispatch.forget()
     env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_QUEUE": queue,

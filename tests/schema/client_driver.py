@@ -89,8 +89,14 @@ def view_of(client: AuthenticatedClient, game_id: int) -> ViewOut:
     return expect(games_view.sync(game_id, client=client), ViewOut)
 
 
+def dealt(seen: ViewOut) -> SeatView:
+    """The view of a dealt game (null only before the deal)."""
+    assert seen.view is not None, seen
+    return seen.view
+
+
 def check_view(seen: ViewOut) -> SeatView:
-    view = seen.view
+    view = dealt(seen)
     pending = view.pending
     if isinstance(pending, PendingDrawn) and pending.seat != seen.seat:
         # Only the drawer is shown the drawn card.
@@ -106,7 +112,7 @@ def play(clients: list[AuthenticatedClient], game_id: int, rng: random.Random) -
         if views[0].status is not GameStatus.RUNNING:
             return moves
         awaited = next(seen for seen in views if check_view(seen).awaiting == seen.seat)
-        move = choose(rng, awaited.view.legal_moves)
+        move = choose(rng, dealt(awaited).legal_moves)
         played = games_moves_create.sync(
             game_id,
             client=clients[awaited.seat],
@@ -134,7 +140,7 @@ def main(base_url: str, first: str, second: str) -> dict[str, Any]:
     final = view_of(clients[1], game.id)
     replay = expect(games_replay.sync(game.id, client=clients[0]), ReplayOut)
     assert isinstance(replay.final, ReplayState) and replay.final.finished
-    assert len(replay.moves) == moves and replay.winner == final.view.winner
+    assert len(replay.moves) == moves and replay.winner == dealt(final).winner
     events = expect(games_events.sync(game.id, client=clients[1], since=0), EventsOut)
     logged = [event for event in events.events if isinstance(event, MoveEvent)]
     assert [event.data.move.to_dict() for event in logged] == [
@@ -145,7 +151,7 @@ def main(base_url: str, first: str, second: str) -> dict[str, Any]:
     return {
         "game": game.id,
         "status": final.status.value,
-        "winner": final.view.winner,
+        "winner": dealt(final).winner,
         "moves": moves,
         "events": sorted({type(event).__name__ for event in events.events}),
     }
