@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from arena import services
+from arena import selectors, services
 from arena.models import Match, MatchStatus, RatingChange, Tournament, TournamentStatus
 from bots.models import Bot
 from tests.arena.tournament_helpers import (
@@ -45,6 +45,18 @@ def test_a_round_robin_of_four_http_bots_is_recorded_once_and_rated(alice: Any) 
     assert_recorded_once(done)
     assert_consistent(done)
     assert rank(done, bots[2]) < rank(done, bots[0]) and rank(done, bots[3]) < rank(done, bots[0])
+    board = selectors.leaderboard(rule_set=done.rule_set)
+    assert [row["elo"] for row in board] == sorted((row["elo"] for row in board), reverse=True)
+    assert {row["bot"] for row in board} == {b.pk for b in bots}
+    assert all(row["games"] == 18 and row["interval"] is not None for row in board)
+    history = selectors.rating_history(bot=bots[0], rule_set=done.rule_set)
+    assert history.count() == 18
+    assert list(history)[-1].after == pytest.approx(
+        next(row["elo"] for row in board if row["bot"] == bots[0].pk), abs=0.05)
+    progress = selectors.tournament_progress(tournament=done)
+    assert progress["games_done"] == progress["games_total"] == 36
+    assert progress["matches_done"] == progress["matches_total"] == 6
+    assert selectors.tournament_standings(tournament=done) == done.standings
 
 
 def test_the_finalizer_runs_once(alice: Any) -> None:
