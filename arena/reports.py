@@ -1,0 +1,66 @@
+"""What the tournament commands print: the run's progress, its final table, the leaderboard."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.management.base import OutputWrapper
+
+from arena import selectors, services
+from arena.models import Tournament
+from arena.terminal import ProgressBar, table
+
+
+def _progress_of(update: Any) -> Mapping[str, Any]:
+    if isinstance(update, Tournament):
+        update.refresh_from_db()
+        return selectors.tournament_progress(tournament=update)
+    return update
+
+
+def run_in_foreground(tournament: Tournament, out: OutputWrapper) -> Tournament:
+    """Play every match of the tournament in this process, drawing the progress bar."""
+    bar = ProgressBar(out._out if isinstance(out, OutputWrapper) else out)
+    bar.update(selectors.tournament_progress(tournament=tournament))
+    try:
+        services.tournament_run_foreground(
+            tournament_id=tournament.pk, on_progress=lambda u: bar.update(_progress_of(u))
+        )
+    finally:
+        tournament.refresh_from_db()
+        bar.update(selectors.tournament_progress(tournament=tournament))
+        bar.finish()
+    return tournament
+
+
+def final_table(tournament: Tournament) -> str:
+    rows = selectors.standings_rows(tournament=tournament)
+    elo = selectors.elo_of(bot_ids=[r["bot"] for r in rows], rule_set=tournament.rule_set)
+    body = table(
+        ["#", "bot", "games", "wins", "win rate", "points", "avg left", "strikes",
+         "forfeits", "BT", "95% interval", "Elo"],
+        [[r["rank"], r["name"], r["games"], r["wins"], r["win_rate"], r["points"],
+          r["avg_points_left"], r["strikes"], r["forfeits"], r["rating"], _interval(r),
+          elo.get(r["bot"])] for r in rows],
+    )
+    return (f"\nTournament {tournament.pk} ({tournament.name}) is {tournament.status}: "
+            f"{tournament.games_done} games, rule set {tournament.rule_set!r}\n{body}\n")
+
+
+def leaderboard_table(rule_set: str, *, limit: int = 20) -> str:
+    rows = selectors.leaderboard_rows(rule_set=rule_set)[:limit]
+    body = table(
+        ["#", "bot", "owner", "Elo", "95% interval", "games", "win rate", "p50 ms", "p99 ms",
+         "strikes"],
+        [[r["rank"], r["name"], r["owner"], r["elo"], _interval(r), r["games"], r["win_rate"],
+          r["p50_ms"], r["p99_ms"], r["strikes"]] for r in rows],
+    )
+    return f"\nLeaderboard ({rule_set}):\n{body}\n"
+
+
+def _interval(row: Mapping[str, Any]) -> str | None:
+    low, high = row.get("low"), row.get("high")
+    if low is None or high is None:
+        return None
+    return f"{low:.0f}..{high:.0f}"
