@@ -68,3 +68,53 @@ def test_the_main_job_turns_nagles_algorithm_off_on_every_connection() -> None:
                 assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
     finally:
         server.server_close()
+
+
+def test_dev_py_run_plays_the_demo_then_serves_its_leaderboard(tmp_path: Path) -> None:
+    """README's run command, past the install: migrate, the demo admin, the demo tournament,
+    then the main job serving the results (read here through the API as the demo admin)."""
+    import base64
+    import json
+    import re
+
+    port = _free_port()
+    env = {**os.environ, "SQLITE_PATH": str(tmp_path / "db.sqlite3"), "PYTHONUNBUFFERED": "1"}
+    for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "ARENA_PRODUCTION"):
+        env.pop(name, None)  # the embedded default, as on a fresh machine
+    run = (
+        "import sys, dev; dev.ensure_installed = lambda extras: None; "  # already installed
+        f"dev.PYTHON = {sys.executable!r}; sys.argv = ['dev.py', 'run', '--addr', "
+        f"'127.0.0.1:{port}']; dev.main()"
+    )
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        process = subprocess.Popen([sys.executable, "-c", run], cwd=ROOT, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            for _ in range(3000):  # bounded: 300 s (migrations and the demo come first)
+                assert process.poll() is None, log.read_text()
+                with contextlib.suppress(OSError), urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/healthz/", timeout=5
+                ):
+                    break
+                time.sleep(0.1)
+            text = log.read_text()
+            password = re.search(r"password '([^']+)'", text).group(1)  # type: ignore[union-attr]
+            basic = base64.b64encode(f"admin:{password}".encode()).decode()
+            token = urllib.request.Request(f"http://127.0.0.1:{port}/api/tokens/", data=b"",
+                                           headers={"Authorization": f"Basic {basic}"})
+            with urllib.request.urlopen(token, timeout=30) as answer:
+                key = json.load(answer)["key"]
+            board = urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/leaderboard/?rule_set=single_hand",
+                headers={"Authorization": f"Token {key}"},
+            )
+            with urllib.request.urlopen(board, timeout=30) as answer:
+                rows = json.load(answer)["results"]
+        finally:
+            os.killpg(process.pid, 15)
+            process.wait(30)
+    assert "Leaderboard (single_hand)" in text, text
+    assert f"http://127.0.0.1:{port}/admin/" in text  # where to browse it
+    assert {row["name"] for row in rows} == {"random", "greedy", "heuristic", "starter"}
+    assert all(row["games"] > 0 for row in rows)
