@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena import examples, selectors, services
+from arena import examples, presenters, services
 from arena.api_errors import error_responses
 from arena.errors import (
     AlreadyEntered,
@@ -66,7 +66,7 @@ def _bool_param(name: str, description: str) -> OpenApiParameter:
 
 
 def _tournament_out(tournament_id: int) -> dict[str, Any]:
-    return tournament_data(selectors.tournament_get(tournament_id=tournament_id))
+    return tournament_data(presenters.tournament_get(tournament_id=tournament_id))
 
 
 class TournamentPagination(StrictPageNumberPagination):
@@ -108,7 +108,7 @@ class TournamentListCreateApi(GenericAPIView):
         query = TournamentFilterInput(data=request.query_params)
         query.is_valid(raise_exception=True)
         mine = query_bool(request.query_params, "mine")
-        tournaments = selectors.tournament_list(
+        tournaments = presenters.tournament_list(
             user=request.user, mine=mine, status=query.validated_data.get("status")
         )
         page = self.paginate_queryset(tournaments)
@@ -185,7 +185,7 @@ class TournamentEntrantsApi(APIView):
     def post(self, request: Request, id: int) -> Response:
         body = EntrantInput(data=request.data)
         body.is_valid(raise_exception=True)
-        selectors.tournament_get(tournament_id=id)  # 404 first: no such tournament
+        presenters.tournament_get(tournament_id=id)  # 404 first: no such tournament
         services.entrant_enter(tournament_id=id, bot_id=body.validated_data["bot"],
                                user=request.user)
         return Response(_tournament_out(id), status=status.HTTP_201_CREATED)
@@ -206,7 +206,7 @@ class TournamentEntrantApi(APIView):
         },
     )
     def delete(self, request: Request, id: int, bot_id: int) -> Response:
-        selectors.tournament_get(tournament_id=id)
+        presenters.tournament_get(tournament_id=id)
         bot_selectors.bot_get(bot_id=bot_id)
         services.entrant_withdraw(tournament_id=id, bot_id=bot_id, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -231,7 +231,7 @@ class TournamentStartApi(APIView):
         },
     )
     def post(self, request: Request, id: int) -> Response:
-        selectors.tournament_get(tournament_id=id)
+        presenters.tournament_get(tournament_id=id)
         services.tournament_start(tournament_id=id, user=request.user)
         return Response(_tournament_out(id))
 
@@ -254,7 +254,7 @@ class TournamentCancelApi(APIView):
         },
     )
     def post(self, request: Request, id: int) -> Response:
-        selectors.tournament_get(tournament_id=id)
+        presenters.tournament_get(tournament_id=id)
         services.tournament_cancel(tournament_id=id, user=request.user)
         return Response(_tournament_out(id))
 
@@ -276,13 +276,13 @@ class TournamentStandingsApi(APIView):
         },
     )
     def get(self, request: Request, id: int) -> Response:
-        tournament = selectors.tournament_get(tournament_id=id)
+        tournament = presenters.tournament_get(tournament_id=id)
         return Response({
             "tournament": tournament.pk,
             "status": tournament.status,
             "final": tournament.finalized_at is not None,
             "progress": progress_data(tournament),
-            "standings": selectors.standings_rows(tournament=tournament),
+            "standings": presenters.standings_rows(tournament=tournament),
         })
 
 
@@ -318,7 +318,7 @@ class LeaderboardApi(GenericAPIView):
         params = request.query_params
         verified = query_bool(params, "verified") if "verified" in params else None
         active = query_bool(params, "active") if "active" in params else None
-        rows = selectors.leaderboard_rows(
+        rows = presenters.leaderboard_rows(
             rule_set=query.validated_data["rule_set"],
             owner=query.validated_data.get("owner"), verified=verified, active=active,
             search=query.validated_data.get("search"),
@@ -346,6 +346,6 @@ class BotRatingsApi(APIView):
         query = RatingQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         bot = bot_selectors.bot_get(bot_id=id)
-        return Response(selectors.rating_history_data(
+        return Response(presenters.rating_history_data(
             bot=bot, rule_set=query.validated_data["rule_set"]))
 

@@ -7,36 +7,37 @@ from typing import Any
 
 from django.core.management.base import OutputWrapper
 
-from arena import selectors, services
+from arena import presenters, services
 from arena.models import Tournament
+from arena.serializers import progress_data
 from arena.terminal import ProgressBar, table
 
 
 def _progress_of(update: Any) -> Mapping[str, Any]:
     if isinstance(update, Tournament):
         update.refresh_from_db()
-        return selectors.tournament_progress(tournament=update)
+        return progress_data(update)
     return update
 
 
 def run_in_foreground(tournament: Tournament, out: OutputWrapper) -> Tournament:
     """Play every match of the tournament in this process, drawing the progress bar."""
     bar = ProgressBar(out._out if isinstance(out, OutputWrapper) else out)
-    bar.update(selectors.tournament_progress(tournament=tournament))
+    bar.update(progress_data(tournament))
     try:
         services.tournament_run_foreground(
             tournament_id=tournament.pk, on_progress=lambda u: bar.update(_progress_of(u))
         )
     finally:
         tournament.refresh_from_db()
-        bar.update(selectors.tournament_progress(tournament=tournament))
+        bar.update(progress_data(tournament))
         bar.finish()
     return tournament
 
 
 def final_table(tournament: Tournament) -> str:
-    rows = selectors.standings_rows(tournament=tournament)
-    elo = selectors.elo_of(bot_ids=[r["bot"] for r in rows], rule_set=tournament.rule_set)
+    rows = presenters.standings_rows(tournament=tournament)
+    elo = presenters.elo_of(bot_ids=[r["bot"] for r in rows], rule_set=tournament.rule_set)
     body = table(
         ["#", "bot", "games", "wins", "win rate", "points", "avg left", "strikes",
          "forfeits", "BT", "95% interval", "Elo"],
@@ -49,7 +50,7 @@ def final_table(tournament: Tournament) -> str:
 
 
 def leaderboard_table(rule_set: str, *, limit: int = 20) -> str:
-    rows = selectors.leaderboard_rows(rule_set=rule_set)[:limit]
+    rows = presenters.leaderboard_rows(rule_set=rule_set)[:limit]
     body = table(
         ["#", "bot", "owner", "Elo", "95% interval", "games", "win rate", "p50 ms", "p99 ms",
          "strikes"],
