@@ -9,22 +9,15 @@ from typing import Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arena import examples, presenters, services
-from arena.api_errors import error_responses
-from arena.errors import (
-    AlreadyEntered,
-    BotNotVerified,
-    NotEntered,
-    NotTournamentOwner,
-    TooFewEntrants,
-    TournamentNotDraft,
-    TournamentNotRunning,
-)
+from arena.api_errors import ApiError, error_responses
+from arena.models import Entrant
 from arena.serializers import (
     EntrantInput,
     LeaderboardQuery,
@@ -38,9 +31,9 @@ from arena.serializers import (
     progress_data,
     tournament_data,
 )
+from arena.services import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from arena.strict import StrictPageNumberPagination, query_bool
 from bots import selectors as bot_selectors
-from bots.errors import BotDisabled, NotBotOwner
 
 TOURNAMENTS = ["tournaments"]
 RATINGS = ["ratings"]
@@ -51,6 +44,21 @@ BOT_ID = OpenApiParameter("bot_id", OpenApiTypes.INT, OpenApiParameter.PATH,
 RULE_SET = OpenApiParameter("rule_set", OpenApiTypes.STR, required=False,
                             description="The ladder: `official` (default) or a canonical "
                             "rule set, as a tournament's `rule_set` names it.")
+
+
+class NotEntered(ApiError):
+    status_code = 404
+    default_code = "not_entered"
+    default_detail = "The bot is not entered in this tournament."
+
+
+# The errors the operations answer with, as the services raise them (the schema's examples).
+_NO_SUCH_BOT = ValidationError({"bot": ["No such bot."]})
+_STARTED = TournamentError("The tournament has started: it takes no more entrants.")
+_FIXED = TournamentError("The tournament has started: its entrants are fixed.")
+_TOO_FEW = TournamentError("a table of 2 needs at least 2 entrants")
+_ALREADY = TournamentError("The tournament has already started.")
+_OVER = TournamentError("The tournament is already over.")
 
 
 def _example(name: str, value: Any, description: str = "") -> OpenApiExample:
@@ -158,27 +166,24 @@ class TournamentDetailApi(APIView):
         return Response(_tournament_out(id))
 
 
-_NOT_VERIFIED = BotNotVerified()
-_ENTER_ERRORS = [NotBotOwner(), _NOT_VERIFIED, BotDisabled(), AlreadyEntered(),
-                 TournamentNotDraft()]
-
-
 class TournamentEntrantsApi(APIView):
     @extend_schema(
         operation_id="tournaments_enter",
         tags=TOURNAMENTS,
         summary="Enter a bot",
         description="Enter one of your own bots while the tournament is in `draft`. Only a "
-        "verified, enabled bot may enter: an unverified one is a 409 `bot_not_verified` "
-        "(verify it with `POST /api/bots/{id}/verify/`, then enter again), a disabled one a "
-        "409 `bot_disabled`. Someone else's bot is a 403 `not_bot_owner`; a bot that does "
-        "not exist a 404. A bot enters once (409 `already_entered`).",
+        "verified, enabled bot may enter: an unverified or disabled one is a 409 "
+        "`bot_not_eligible` (a state to fix, not a malformed request: verify it with `POST "
+        "/api/bots/{id}/verify/`, or enable it, then enter again). Someone else's bot is a "
+        "403 `not_bot_owner`; a bot id that does not exist a 400 naming `bot`; an unknown "
+        "tournament a 404. Entering a bot that is in already changes nothing (201 again).",
         parameters=[TOURNAMENT_ID],
         request=EntrantInput,
         responses={
             201: OpenApiResponse(TournamentOut, "The tournament with its entrants.",
                                  examples=[_example("Entered", examples.WITH_ENTRANTS)]),
-            **error_responses(400, 401, 403, 404, 409, raises=_ENTER_ERRORS),
+            **error_responses(400, 401, 403, 404, 409, raises=[
+                _NO_SUCH_BOT, NotBotOwner(), BotNotEligible(), _STARTED]),
         },
         examples=[_request_example("Your bot", examples.ENTER_REQUEST)],
     )
@@ -196,18 +201,19 @@ class TournamentEntrantApi(APIView):
         operation_id="tournaments_withdraw",
         tags=TOURNAMENTS,
         summary="Withdraw a bot",
-        description="Take your bot out while the tournament is in `draft` (the bot's owner "
-        "or the tournament's owner). 404 `not_entered` if it is not in.",
+        description="Take a bot out while the tournament is in `draft`: the bot's owner, "
+        "the tournament's owner or staff. 404 `not_entered` if it is not in.",
         parameters=[TOURNAMENT_ID, BOT_ID],
         responses={
             204: OpenApiResponse(description="Withdrawn."),
             **error_responses(401, 403, 404, 409,
-                              raises=[NotBotOwner(), NotEntered(), TournamentNotDraft()]),
+                              raises=[NotBotOwner(), NotEntered(), _FIXED]),
         },
     )
     def delete(self, request: Request, id: int, bot_id: int) -> Response:
         presenters.tournament_get(tournament_id=id)
-        bot_selectors.bot_get(bot_id=bot_id)
+        if not Entrant.objects.filter(tournament_id=id, bot_id=bot_id).exists():
+            raise NotEntered()
         services.entrant_withdraw(tournament_id=id, bot_id=bot_id, user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -220,14 +226,15 @@ class TournamentStartApi(APIView):
         description="The tournament's owner (or staff). Builds the schedule and queues one "
         "task per match; the games run on the workers (on the embedded default, in the "
         "server's process, in the background), never inside this request. Needs at least "
-        "`table_size` entrants (409 `too_few_entrants`).",
+        "`table_size` entrants (409 `tournament_conflict`, as for a tournament already "
+        "started).",
         parameters=[TOURNAMENT_ID],
         request=None,
         responses={
             200: OpenApiResponse(TournamentOut, "The tournament, running.",
                                  examples=[_example("Started", examples.RUNNING)]),
             **error_responses(401, 403, 404, 409, raises=[
-                NotTournamentOwner(), TournamentNotDraft(), TooFewEntrants()]),
+                NotTournamentOwner(), _ALREADY, _TOO_FEW]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
@@ -250,7 +257,7 @@ class TournamentCancelApi(APIView):
             200: OpenApiResponse(TournamentOut, "The tournament, cancelled.",
                                  examples=[_example("Cancelled", examples.CANCELLED)]),
             **error_responses(401, 403, 404, 409,
-                              raises=[NotTournamentOwner(), TournamentNotRunning()]),
+                              raises=[NotTournamentOwner(), _OVER]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
@@ -318,13 +325,14 @@ class LeaderboardApi(GenericAPIView):
         params = request.query_params
         verified = query_bool(params, "verified") if "verified" in params else None
         active = query_bool(params, "active") if "active" in params else None
-        rows = presenters.leaderboard_rows(
+        ratings = presenters.leaderboard_queryset(
             rule_set=query.validated_data["rule_set"],
             owner=query.validated_data.get("owner"), verified=verified, active=active,
             search=query.validated_data.get("search"),
         )
-        page = self.paginate_queryset(rows)
-        return self.get_paginated_response(page)
+        page = self.paginate_queryset(ratings) or []
+        first = self.paginator.page.start_index() if page else 1
+        return self.get_paginated_response(presenters.leaderboard_rows(page, first_rank=first))
 
 
 class BotRatingsApi(APIView):

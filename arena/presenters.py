@@ -1,5 +1,5 @@
-"""The API's and the commands' rows, shaped from ``arena.selectors``' reads: tournaments with
-their entrants, standings lines, leaderboard rows and rating histories."""
+"""Reads for the API and the commands, shaped as they show them: tournaments with their
+entrants, standings lines, the leaderboard's rows and rating histories."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
-from arena import selectors
-from arena.models import Entrant, Rating, Tournament
-from bots.models import Bot
+from arena import services
+from arena.models import Entrant, Rating, RatingChange, Tournament
+from bots import selectors as bot_selectors
+from bots.models import Bot, BotCounter
 
 
 def _tournaments() -> QuerySet[Tournament]:
@@ -42,88 +43,91 @@ def tournament_list(*, user: AbstractBaseUser | AnonymousUser, mine: bool = Fals
 def _bt_by_bot(tournament: Tournament) -> dict[int, Mapping[str, Any]]:
     """The finalizer's Bradley-Terry ratings by bot id (empty until finalized)."""
     data: Any = tournament.bradley_terry or {}
-    rows = data.get("ratings", data) if isinstance(data, Mapping) else data
-    out: dict[int, Mapping[str, Any]] = {}
-    if isinstance(rows, Mapping):
-        for key, row in rows.items():
-            if isinstance(row, Mapping):
-                out[int(row.get("bot", key))] = row
-    elif isinstance(rows, Sequence):
-        for row in rows:
-            if isinstance(row, Mapping) and "bot" in row:
-                out[int(row["bot"])] = row
-    return out
-
-
-def _num(row: Mapping[str, Any], *names: str, default: Any = 0) -> Any:
-    for name in names:
-        if row.get(name) is not None:
-            return row[name]
-    return default
+    return {int(row["bot"]): row for row in data.get("ratings", [])}
 
 
 def standings_rows(*, tournament: Tournament) -> list[dict[str, Any]]:
-    """``StandingOut`` lines, best first, with the Bradley-Terry rating once finalized."""
-    lines = selectors.tournament_standings(tournament=tournament)
+    """Standings lines, best first: the finalizer's table once finalized (with each line's
+    Bradley-Terry rating and interval), else computed now from the games recorded so far."""
+    if tournament.finalized_at is not None:
+        lines = list(tournament.standings)
+    else:
+        lines = services.standings_rows(tournament, services.tournament_results(tournament))
     bt = _bt_by_bot(tournament)
-    ids = [int(_num(line, "bot", "bot_id")) for line in lines]
-    names = dict(Bot.objects.filter(pk__in=ids).values_list("id", "name"))
-    out = []
-    for rank, (bot_id, line) in enumerate(zip(ids, lines, strict=True), start=1):
-        rating = bt.get(bot_id, {})
-        games = int(_num(line, "games"))
-        out.append({
-            "rank": rank, "bot": bot_id, "name": names.get(bot_id, line.get("name", "?")),
-            "games": games, "wins": int(_num(line, "wins")),
-            "win_rate": float(_num(line, "win_rate")),
-            "points": int(_num(line, "points")),
-            "avg_points_left": float(_num(line, "avg_points_left")),
-            "strikes": int(_num(line, "strikes")), "forfeits": int(_num(line, "forfeits")),
-            "rating": _num(rating, "rating", default=None),
-            "low": _num(rating, "low", default=None), "high": _num(rating, "high", default=None),
-        })
+    return [
+        {**line, "rating": bt.get(line["bot"], {}).get("rating"),
+         "low": bt.get(line["bot"], {}).get("low"), "high": bt.get(line["bot"], {}).get("high")}
+        for line in lines
+    ]
+
+
+def leaderboard_queryset(*, rule_set: str = "official", owner: str | None = None,
+                         verified: bool | None = None, active: bool | None = None,
+                         search: str | None = None) -> QuerySet[Rating]:
+    """The ladder of one rule set, best Elo first, filtered as the admin's leaderboard is."""
+    qs = Rating.objects.filter(rule_set=rule_set).select_related("bot__owner")
+    if owner is not None:
+        qs = qs.filter(bot__owner__username=owner)
+    if verified is not None:
+        qs = qs.filter(bot__verified=verified)
+    if active is not None:
+        qs = qs.filter(bot__enabled=active)
+    if search:
+        qs = qs.filter(bot__name__icontains=search)
+    return qs.order_by("-elo", "bot_id")
+
+
+def latest_intervals(*, rule_set: str, bot_ids: Sequence[int],
+                     look_back: int = 50) -> dict[int, Mapping[str, Any]]:
+    """Each bot's Bradley-Terry line in its latest finalized tournament of the rule set
+    (among the ``look_back`` latest)."""
+    wanted, found = set(bot_ids), {}
+    tournaments = Tournament.objects.filter(
+        rule_set=rule_set, finalized_at__isnull=False).order_by("-finalized_at", "-id")
+    for data in tournaments.values_list("bradley_terry", flat=True)[:look_back]:
+        for row in (data or {}).get("ratings", []):
+            if row["bot"] in wanted and row["bot"] not in found:
+                found[row["bot"]] = row
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _strikes(bot_ids: Sequence[int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for bot_id, count in BotCounter.objects.filter(
+            bot_id__in=bot_ids, name__startswith="strike:").values_list("bot_id", "count"):
+        out[bot_id] = out.get(bot_id, 0) + count
     return out
 
 
-def leaderboard_rows(*, rule_set: str = "official", owner: str | None = None,
-                     verified: bool | None = None, active: bool | None = None,
-                     search: str | None = None) -> list[dict[str, Any]]:
-    rows = list(selectors.leaderboard(rule_set=rule_set))
-    out = []
-    for row in rows:
-        get = row.get if isinstance(row, Mapping) else (lambda k, d=None, r=row: getattr(r, k, d))
-        bot = get("bot")
-        if not isinstance(bot, Bot):
-            bot = Bot.objects.select_related("owner").get(pk=get("bot_id") or bot)
-        if owner is not None and bot.owner.get_username() != owner:
-            continue
-        if verified is not None and bot.verified != verified:
-            continue
-        if active is not None and bot.enabled != active:
-            continue
-        if search and search.lower() not in bot.name.lower():
-            continue
-        interval = get("interval") or (get("low"), get("high"))
-        low, high = (interval[0], interval[1]) if interval else (None, None)
-        games = int(get("games") or 0)
-        wins = int(get("wins") or 0)
-        out.append({
-            "rank": len(out) + 1, "bot": bot.pk, "name": bot.name,
-            "owner": bot.owner.get_username(), "verified": bot.verified,
-            "enabled": bot.enabled, "rule_set": rule_set, "elo": round(float(get("elo")), 1),
-            "low": low, "high": high, "games": games, "wins": wins,
-            "win_rate": float(get("win_rate") if get("win_rate") is not None
-                              else (wins / games if games else 0.0)),
-            "p50_ms": get("p50_ms", get("latency_p50")), "p99_ms": get("p99_ms",
-                                                                    get("latency_p99")),
-            "strikes": int(get("strikes") or 0),
+def leaderboard_rows(ratings: Sequence[Rating], *, first_rank: int = 1) -> list[dict[str, Any]]:
+    """``LeaderboardRowOut`` rows of a page of the ladder."""
+    if not ratings:
+        return []
+    ids = [r.bot_id for r in ratings]
+    intervals = latest_intervals(rule_set=ratings[0].rule_set, bot_ids=ids)
+    strikes = _strikes(ids)
+    rows = []
+    for rank, rating in enumerate(ratings, start=first_rank):
+        bot = rating.bot
+        latency = bot_selectors.latency(bot=bot)
+        bt = intervals.get(bot.pk, {})
+        rows.append({
+            "rank": rank, "bot": bot.pk, "name": bot.name, "owner": bot.owner.get_username(),
+            "verified": bot.verified, "enabled": bot.enabled, "rule_set": rating.rule_set,
+            "elo": round(rating.elo, 1), "low": bt.get("low"), "high": bt.get("high"),
+            "games": rating.games, "wins": rating.wins,
+            "win_rate": round(rating.wins / rating.games, 4) if rating.games else 0.0,
+            "p50_ms": latency["p50_ms"], "p99_ms": latency["p99_ms"],
+            "strikes": strikes.get(bot.pk, 0),
         })
-    return out
+    return rows
 
 
 def rating_history_data(*, bot: Bot, rule_set: str = "official") -> dict[str, Any]:
     rating = Rating.objects.filter(bot=bot, rule_set=rule_set).first()
-    changes = selectors.rating_history(bot=bot, rule_set=rule_set)
+    changes = RatingChange.objects.filter(rating=rating).order_by("id") if rating else []
     return {
         "bot": bot.pk, "rule_set": rule_set,
         "elo": round(rating.elo, 1) if rating else None,

@@ -8,20 +8,22 @@ from typing import Any
 from django.core.management.base import OutputWrapper
 
 from arena import presenters, services
-from arena.models import Tournament
+from arena.models import Tournament, TournamentStatus
 from arena.serializers import progress_data
 from arena.terminal import ProgressBar, table
 
 
 def _progress_of(update: Any) -> Mapping[str, Any]:
     if isinstance(update, Tournament):
-        update.refresh_from_db()
         return progress_data(update)
     return update
 
 
 def run_in_foreground(tournament: Tournament, out: OutputWrapper) -> Tournament:
     """Play every match of the tournament in this process, drawing the progress bar."""
+    if tournament.status == TournamentStatus.DRAFT:  # scheduled, but no task sent: played here
+        tournament = services.tournament_start(tournament_id=tournament.pk,
+                                               user=tournament.owner, dispatch=False)
     bar = ProgressBar(out._out if isinstance(out, OutputWrapper) else out)
     bar.update(progress_data(tournament))
     try:
