@@ -68,6 +68,7 @@ class LocalBots:
     _stops: list[Callable[[], None]] = field(default_factory=list)
 
     def close(self) -> None:
+        _close_default_transport()  # its pooled connections lead to the servers stopped here
         while self._stops:
             with contextlib.suppress(Exception):
                 self._stops.pop()()
@@ -145,6 +146,17 @@ class LocalBots:
                                    + "; ".join(result["reasons"]))
             report(f"verified {name} ({result['turns']} turns)")
             self.bots[name] = Bot.objects.get(pk=bot.pk)
+
+
+def _close_default_transport() -> None:
+    """Close the process's bot transport (a command ends here; nothing else will use it), so
+    that its HTTP sessions are closed, not reported as leaked at exit."""
+    from bots import transport
+
+    with transport._default_lock:
+        used, transport._default = transport._default, None
+    if used is not None:
+        used.close()
 
 
 @contextlib.contextmanager

@@ -43,7 +43,7 @@ def final_table(tournament: Tournament) -> str:
     body = table(
         ["#", "bot", "games", "wins", "win rate", "points", "avg left", "strikes",
          "forfeits", "BT", "95% interval", "Elo"],
-        [[r["rank"], r["name"], r["games"], r["wins"], r["win_rate"], r["points"],
+        [[r["rank"], r["name"], r["games"], r["wins"], _percent(r["win_rate"]), r["points"],
           r["avg_points_left"], r["strikes"], r["forfeits"], r["rating"], _interval(r),
           elo.get(r["bot"])] for r in rows],
     )
@@ -52,14 +52,20 @@ def final_table(tournament: Tournament) -> str:
 
 
 def leaderboard_table(rule_set: str, *, limit: int = 20) -> str:
-    rows = presenters.leaderboard_rows(rule_set=rule_set)[:limit]
+    ratings = list(presenters.leaderboard_queryset(rule_set=rule_set)[:limit])
+    rows = presenters.leaderboard_rows(ratings)
     body = table(
         ["#", "bot", "owner", "Elo", "95% interval", "games", "win rate", "p50 ms", "p99 ms",
          "strikes"],
-        [[r["rank"], r["name"], r["owner"], r["elo"], _interval(r), r["games"], r["win_rate"],
+        [[r["rank"], r["name"], r["owner"], r["elo"], _interval(r), r["games"],
+          _percent(r["win_rate"]),
           r["p50_ms"], r["p99_ms"], r["strikes"]] for r in rows],
     )
     return f"\nLeaderboard ({rule_set}):\n{body}\n"
+
+
+def _percent(rate: float) -> str:
+    return f"{100 * rate:.0f}%"
 
 
 def _interval(row: Mapping[str, Any]) -> str | None:

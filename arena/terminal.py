@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 BAR_WIDTH = 30
+_NUMERIC = re.compile(r"-?[0-9.]+(%|\.\.-?[0-9.]+)?")
 
 
 def progress_line(progress: Mapping[str, Any]) -> str:
@@ -61,6 +63,8 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
 
 
 def _is_number(value: Any) -> bool:
+    if isinstance(value, str):  # pre-formatted: "62%", "1504..1834", "12.5"
+        return bool(_NUMERIC.fullmatch(value))
     return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
 
 
@@ -68,5 +72,5 @@ def _cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:.3f}" if abs(value) < 1 else f"{value:.1f}"
+        return f"{value:.1f}"
     return str(value)
