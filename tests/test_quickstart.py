@@ -78,11 +78,12 @@ def main_job(env: dict[str, str], port: int, log: Path) -> Iterator[None]:
 def test_the_readme_quickstart_works_as_written(tmp_path: Path) -> None:
     env = embedded_env(tmp_path)
     manage = [sys.executable, "manage.py"]
-    subprocess.run([*manage, "migrate", "--no-input"], cwd=ROOT, env=env, check=True,
-                   capture_output=True, timeout=300)
-    # What `dev.py run` does first: the demo registers the reference bots (one game a pairing).
-    subprocess.run([*manage, "demo", "--games-per-pairing", "1", "--no-starter"], cwd=ROOT,
-                   env=env, check=True, capture_output=True, timeout=300)
+    for step in (["migrate", "--no-input"],
+                 # What `dev.py run` does first: the demo registers the reference bots.
+                 ["demo", "--games-per-pairing", "1", "--no-starter"]):
+        done = subprocess.run([*manage, *step], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
 
     server_port, bot_port = free_port(), free_port()
     script = quickstart()
@@ -91,17 +92,19 @@ def test_the_readme_quickstart_works_as_written(tmp_path: Path) -> None:
     script = script.replace("8080", str(bot_port))
     if not (ROOT / ".venv" / "bin" / "python").exists():  # the suite runs from another env
         script = script.replace(".venv/bin/python", sys.executable)
-    with main_job(env, server_port, tmp_path / "server.log"):
+    output = tmp_path / "quickstart.log"
+    with main_job(env, server_port, tmp_path / "server.log"), output.open("w") as out:
+        # Output to a file, not a pipe: the starter bot (in background) keeps its copy open.
         shell = subprocess.Popen(
             ["bash", "-e", "-o", "pipefail", "-c", script], cwd=ROOT, env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
-            output, _ = shell.communicate(timeout=600)
+            shell.wait(timeout=600)
         finally:
             with contextlib.suppress(ProcessLookupError):  # the starter bot, in background
                 os.killpg(shell.pid, signal.SIGTERM)
-    text = output.decode()
+    text = output.read_text()
     assert shell.returncode == 0, text
     assert '"verified":true' in text.replace(" ", ""), text
     assert "bad or stale signature" in text  # the unsigned call was refused

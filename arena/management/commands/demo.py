@@ -16,7 +16,8 @@ from arena import local_bots, services
 from arena.reports import final_table, leaderboard_table, run_in_foreground
 
 # Single hands keep the demo short (a whole game to 500 points is several hands); duplicate
-# deals make its few games tell the strategies apart better.
+# deals (with an even number of games per pairing) make its few games tell the strategies
+# apart better.
 DEMO_OPTIONS = {"single_hand": True}
 
 
@@ -50,7 +51,8 @@ class Command(BaseCommand):
             tournament = services.tournament_create(
                 owner=owner, name=f"Demo round robin {time.strftime('%Y-%m-%d %H:%M:%S')}",
                 options=DEMO_OPTIONS, table_size=2,
-                games_per_pairing=options["games_per_pairing"], duplicate_deals=True,
+                games_per_pairing=options["games_per_pairing"],
+                duplicate_deals=options["games_per_pairing"] % 2 == 0,
                 seed=options["seed"],
             )
             for bot in hosted.bots.values():
