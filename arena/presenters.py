@@ -7,13 +7,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet, Sum
 from django.http import Http404
 
-from arena import services
-from arena.models import Entrant, Rating, RatingChange, Tournament
+from arena import selectors
+from arena.models import Entrant, Rating, Tournament
 from bots import selectors as bot_selectors
-from bots.models import Bot, BotCounter
+from bots.models import Bot
+from games.models import Seat
 
 
 def _tournaments() -> QuerySet[Tournament]:
@@ -49,10 +50,7 @@ def _bt_by_bot(tournament: Tournament) -> dict[int, Mapping[str, Any]]:
 def standings_rows(*, tournament: Tournament) -> list[dict[str, Any]]:
     """Standings lines, best first: the finalizer's table once finalized (with each line's
     Bradley-Terry rating and interval), else computed now from the games recorded so far."""
-    if tournament.finalized_at is not None:
-        lines = list(tournament.standings)
-    else:
-        lines = services.standings_rows(tournament, services.tournament_results(tournament))
+    lines = selectors.tournament_standings(tournament=tournament)
     bt = _bt_by_bot(tournament)
     return [
         {**line, "rating": bt.get(line["bot"], {}).get("rating"),
@@ -94,11 +92,9 @@ def latest_intervals(*, rule_set: str, bot_ids: Sequence[int],
 
 
 def _strikes(bot_ids: Sequence[int]) -> dict[int, int]:
-    out: dict[int, int] = {}
-    for bot_id, count in BotCounter.objects.filter(
-            bot_id__in=bot_ids, name__startswith="strike:").values_list("bot_id", "count"):
-        out[bot_id] = out.get(bot_id, 0) + count
-    return out
+    """Strikes in all its games, as the admin's leaderboard counts them."""
+    return {bot_id: int(n or 0) for bot_id, n in Seat.objects.filter(bot_id__in=bot_ids)
+            .values("bot_id").annotate(n=Sum("strikes")).values_list("bot_id", "n")}
 
 
 def leaderboard_rows(ratings: Sequence[Rating], *, first_rank: int = 1) -> list[dict[str, Any]]:
@@ -127,7 +123,7 @@ def leaderboard_rows(ratings: Sequence[Rating], *, first_rank: int = 1) -> list[
 
 def rating_history_data(*, bot: Bot, rule_set: str = "official") -> dict[str, Any]:
     rating = Rating.objects.filter(bot=bot, rule_set=rule_set).first()
-    changes = RatingChange.objects.filter(rating=rating).order_by("id") if rating else []
+    changes = selectors.rating_history(bot=bot, rule_set=rule_set)
     return {
         "bot": bot.pk, "rule_set": rule_set,
         "elo": round(rating.elo, 1) if rating else None,

@@ -240,3 +240,64 @@ def test_nothing_is_answered_without_signing_in(alice_api: APIClient) -> None:
     for url in ("/api/tournaments/", f"/api/tournaments/{tournament['id']}/",
                 f"/api/tournaments/{tournament['id']}/standings/", "/api/leaderboard/"):
         assert anonymous.get(url).status_code == 401, url
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tournament_started_over_the_api_plays_in_the_background_to_its_standings(
+    alice: Any, bob: Any, charlie_api: APIClient, settings: Any
+) -> None:
+    """The embedded default (no broker): the start answers at once, the games run on a
+    thread of the server's process, and progress, standings, the leaderboard and the rating
+    history follow them. Real HTTP bots on 127.0.0.1."""
+    import time
+
+    from bots.serve import serve_in_thread
+    from tests.bots.helpers import close_default_transport
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    stops = []
+    try:
+        bots = []
+        for owner, name, strategy in ((alice, "alices-bot", "heuristic"),
+                                      (bob, "bobs-bot", "random")):
+            bot = verified_bot(owner, name)
+            url, stop = serve_in_thread(strategy, bot.secret)
+            stops.append(stop)
+            Bot.objects.filter(pk=bot.pk).update(url=url)
+            bots.append(bot)
+        alice_api, bob_api = client_for(alice), client_for(bob)
+        tournament = create(alice_api, options={"single_hand": True}, games_per_pairing=4,
+                            duplicate_deals=True)
+        assert enter(alice_api, tournament, bots[0]).status_code == 201
+        assert enter(bob_api, tournament, bots[1]).status_code == 201
+        started = alice_api.post(f"/api/tournaments/{tournament['id']}/start/")
+        assert started.status_code == 200, started.content
+        assert started.json()["status"] == "running"
+        assert started.json()["progress"]["games_total"] == 4
+        seen = started.json()
+        for _ in range(1200):  # bounded: 120 s
+            seen = charlie_api.get(f"/api/tournaments/{tournament['id']}/").json()
+            if seen["status"] == "finished":
+                break
+            time.sleep(0.1)
+        assert seen["status"] == "finished", seen
+        assert seen["progress"]["games_done"] == 4 and seen["progress"]["matches_done"] == 1
+        assert seen["progress"]["eta_seconds"] is None
+        table = charlie_api.get(f"/api/tournaments/{tournament['id']}/standings/").json()
+        assert table["final"] is True
+        assert sorted(line["name"] for line in table["standings"]) == ["alices-bot", "bobs-bot"]
+        assert sum(line["games"] for line in table["standings"]) == 8  # two seats a game
+        assert all(line["low"] <= line["rating"] <= line["high"] for line in table["standings"])
+        board = charlie_api.get("/api/leaderboard/?rule_set=single_hand").json()["results"]
+        assert [row["rank"] for row in board] == [1, 2]
+        assert board[0]["elo"] >= board[1]["elo"] and all(row["games"] == 4 for row in board)
+        history = charlie_api.get(f"/api/bots/{bots[0].pk}/ratings/?rule_set=single_hand")
+        points = history.json()["history"]
+        assert len(points) == 4 and points[-1]["after"] == history.json()["elo"]
+        assert all(a["after"] == b["before"] for a, b in zip(points, points[1:], strict=False))
+        mine = charlie_api.get("/api/leaderboard/?rule_set=single_hand&owner=bob").json()
+        assert [row["name"] for row in mine["results"]] == ["bobs-bot"]
+    finally:
+        close_default_transport()
+        for stop in stops:
+            stop()
