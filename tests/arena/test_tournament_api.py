@@ -5,6 +5,7 @@ tournament's owner (or staff) starts and cancels it."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
@@ -294,7 +295,7 @@ def test_a_tournament_started_over_the_api_plays_in_the_background_to_its_standi
         history = charlie_api.get(f"/api/bots/{bots[0].pk}/ratings/?rule_set=single_hand")
         points = history.json()["history"]
         assert len(points) == 4 and points[-1]["after"] == history.json()["elo"]
-        assert all(a["after"] == b["before"] for a, b in zip(points, points[1:], strict=False))
+        assert all(a["after"] == b["before"] for a, b in itertools.pairwise(points))
         mine = charlie_api.get("/api/leaderboard/?rule_set=single_hand&owner=bob").json()
         assert [row["name"] for row in mine["results"]] == ["bobs-bot"]
     finally:
