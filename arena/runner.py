@@ -99,13 +99,17 @@ class MatchRun:
         period = float(settings.TOURNAMENT_HEARTBEAT_SECONDS)
         try:
             while not self._done.wait(period):
-                if not services.match_heartbeat(match_id=self.match.pk, token=self.token):
-                    log.warning("match %s: claim lost, stopping", self.match.pk)
-                    self._stop.set()
-                elif self._cancelled():
-                    self._stop.set()
-        except Exception:
-            log.exception("match %s: heartbeat failed", self.match.pk)
+                try:
+                    if not services.match_heartbeat(match_id=self.match.pk, token=self.token):
+                        log.warning("match %s: claim lost, stopping", self.match.pk)
+                        self._stop.set()
+                    elif self._cancelled():
+                        self._stop.set()
+                except Exception:
+                    # A database blip: try again next period (the claim goes stale only
+                    # after several missed renewals).
+                    log.exception("match %s: heartbeat failed", self.match.pk)
+                    close_old_connections()
         finally:
             connection.close()
 

@@ -290,13 +290,22 @@ def match_heartbeat(*, match_id: int, token: str) -> bool:
 
 @transaction.atomic
 def match_end(*, match_id: int, token: str, cancelled: bool) -> bool:
-    """The claim's holder ends the match: done, or cancelled (the tournament was)."""
-    status = MatchStatus.CANCELLED if cancelled else MatchStatus.DONE
-    ended = Match.objects.filter(pk=match_id, claim_token=token, status=MatchStatus.RUNNING
-                                 ).update(status=status, finished_at=timezone.now())
-    if ended and not cancelled:
-        Tournament.objects.filter(matches__pk=match_id).update(matches_done=F("matches_done") + 1)
-    return bool(ended)
+    """The claim's holder ends the match: done once every game is recorded, else cancelled
+    (the tournament was, and the match stopped before its next game)."""
+    match = Match.objects.select_for_update().filter(
+        pk=match_id, claim_token=token, status=MatchStatus.RUNNING).first()
+    if match is None:
+        return False
+    done = match.games_done >= match.games_total
+    if not done and not cancelled:
+        return False  # a game failed to record: the claim goes stale and the sweep resends it
+    match.status = MatchStatus.DONE if done else MatchStatus.CANCELLED
+    match.finished_at = timezone.now()
+    match.save(update_fields=["status", "finished_at"])
+    if done:
+        Tournament.objects.filter(pk=match.tournament_id).update(
+            matches_done=F("matches_done") + 1)
+    return True
 
 
 def game_turn_seconds(turn_timeout_ms: int) -> int:
@@ -503,11 +512,12 @@ def tournament_finalize(*, tournament_id: int) -> bool:
     table = standings_rows(tournament, results)
     fitted = bradley_terry_json(tournament, results)
     now = timezone.now()
-    done = Tournament.objects.filter(pk=tournament_id, finalized_at__isnull=True).update(
-        finalized_at=now, standings=table, bradley_terry=fitted)
-    if done:
-        Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING).update(
-            status=TournamentStatus.FINISHED, finished_at=now)
+    with transaction.atomic():
+        done = Tournament.objects.filter(pk=tournament_id, finalized_at__isnull=True).update(
+            finalized_at=now, standings=table, bradley_terry=fitted)
+        if done:
+            Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING).update(
+                status=TournamentStatus.FINISHED, finished_at=now)
     return bool(done)
 
 
@@ -542,7 +552,14 @@ def tournament_run_foreground(
 
     for match_id in Match.objects.filter(tournament_id=tournament_id).order_by(
             "number").values_list("pk", flat=True):
-        if Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING).exists():
+        if not Tournament.objects.filter(
+                pk=tournament_id, status=TournamentStatus.RUNNING).exists():
+            break
+        try:
             match_play(match_id=match_id, on_progress=progress)
+        except Exception:
+            # One match's failure (a database error mid-game) does not stop the others; its
+            # claim goes stale, and a later run or the sweep takes it over.
+            log.exception("tournament %s: match %s failed", tournament_id, match_id)
     tournament_finalize(tournament_id=tournament_id)
     return Tournament.objects.get(pk=tournament_id)
