@@ -13,6 +13,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -118,3 +120,25 @@ def test_dev_py_run_plays_the_demo_then_serves_its_leaderboard(tmp_path: Path) -
     assert f"http://127.0.0.1:{port}/admin/" in text  # where to browse it
     assert {row["name"] for row in rows} == {"random", "greedy", "heuristic", "starter"}
     assert all(row["games"] > 0 for row in rows)
+
+
+def test_dev_py_run_skips_the_demo_with_no_demo_and_names_the_served_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        import dev
+    finally:
+        sys.path.remove(str(ROOT))
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(dev, "ensure_installed", lambda extras: None)
+    monkeypatch.setattr(dev, "manage", lambda *args: calls.append(args))
+    monkeypatch.delenv("ARENA_PRODUCTION", raising=False)
+    dev.cmd_run(["--addr", "127.0.0.1:9000"])
+    assert calls == [("migrate", "--no-input"), ("demo_admin",),
+                     ("demo", "--admin-url", "http://127.0.0.1:9000/admin/"),
+                     ("arena_main", "--addr", "127.0.0.1:9000")]
+    calls.clear()
+    dev.cmd_run(["--no-demo", "--addr=0.0.0.0:8000"])
+    assert calls == [("migrate", "--no-input"), ("demo_admin",),
+                     ("arena_main", "--addr=0.0.0.0:8000")]
