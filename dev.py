@@ -2,7 +2,8 @@
 """Set-up and everyday commands for Uno Arena. Needs only Python 3.11+.
 
     python3 dev.py run     create .venv, install, migrate the embedded SQLite database,
-                           create the demo admin and start the main job
+                           create the demo admin, run the demo tournament (--no-demo: skip
+                           it) and start the main job
     python3 dev.py test    create .venv, install the test tools and run the whole suite
                            (extra arguments go to pytest)
     python3 dev.py lint    ruff, and mypy --strict on the rules engine
@@ -58,9 +59,23 @@ def cmd_run(args: list[str]) -> None:
     ensure_installed("")
     if os.environ.get("ARENA_PRODUCTION", "").lower() in {"1", "true", "yes", "on"}:
         sys.exit("dev.py run is for the embedded default; see README for production (docker).")
+    demo = "--no-demo" not in args
+    args = [a for a in args if a != "--no-demo"]
     manage("migrate", "--no-input")
     manage("demo_admin")
+    if demo:  # a round robin of the reference bots, so the admin has a leaderboard to show
+        manage("demo", "--admin-url", f"http://{_addr(args)}/admin/")
     manage("arena_main", *args)
+
+
+def _addr(args: list[str]) -> str:
+    """The address arena_main will serve on (its --addr), for the demo's closing line."""
+    for i, arg in enumerate(args):
+        if arg.startswith("--addr="):
+            return arg.split("=", 1)[1]
+        if arg == "--addr" and i + 1 < len(args):
+            return args[i + 1]
+    return "127.0.0.1:8000"
 
 
 def cmd_test(args: list[str]) -> None:

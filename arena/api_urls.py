@@ -11,6 +11,7 @@ urlpatterns: list = [
     path("", include("games.urls")),
     path("", include("arena.accounts.urls")),
     path("", include("bots.urls")),
+    path("", include("arena.tournament_urls")),
     path("", api_index, name="api-index"),
     path("schema/", SchemaView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="swagger-ui"),

@@ -385,6 +385,7 @@ SPECTACULAR_SETTINGS = {
         "HandEndReason": "games.schema.HAND_END_REASONS",
         "EndReason": "games.schema.END_REASONS",
         "GameStatus": "games.models.GameStatus",
+        "TournamentStatus": "arena.models.TournamentStatus",
         "MoveSource": "games.models.MoveSource",
         # The one-value discriminators of the unions (games.schema), after their variants.
         **{f"Pending{kind.title()}Type": [kind] for kind in

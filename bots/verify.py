@@ -73,7 +73,9 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
         seat = state.awaiting
         assert seat is not None
         if seat != bot_seat:
-            engine.apply(state, seat, rng.choice(engine.legal_moves(state, seat)))
+            # random_move, not a uniform choice: that drags a hand past MAX_TURNS now and then,
+            # failing a good bot for the reference player's dawdling.
+            engine.apply(state, seat, engine.random_move(engine.legal_moves(state, seat), rng))
             continue
         turns += 1
         payload = _turn_payload(state, seat, options_json, step, budget, bot)

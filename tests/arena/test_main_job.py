@@ -13,6 +13,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -68,3 +70,75 @@ def test_the_main_job_turns_nagles_algorithm_off_on_every_connection() -> None:
                 assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
     finally:
         server.server_close()
+
+
+def test_dev_py_run_plays_the_demo_then_serves_its_leaderboard(tmp_path: Path) -> None:
+    """README's run command, past the install: migrate, the demo admin, the demo tournament,
+    then the main job serving the results (read here through the API as the demo admin)."""
+    import base64
+    import json
+    import re
+
+    port = _free_port()
+    env = {**os.environ, "SQLITE_PATH": str(tmp_path / "db.sqlite3"), "PYTHONUNBUFFERED": "1"}
+    for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "ARENA_PRODUCTION"):
+        env.pop(name, None)  # the embedded default, as on a fresh machine
+    run = (
+        "import sys, dev; dev.ensure_installed = lambda extras: None; "  # already installed
+        f"dev.PYTHON = {sys.executable!r}; sys.argv = ['dev.py', 'run', '--addr', "
+        f"'127.0.0.1:{port}']; dev.main()"
+    )
+    log = tmp_path / "run.log"
+    with log.open("w") as out:
+        process = subprocess.Popen([sys.executable, "-c", run], cwd=ROOT, env=env, stdout=out,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            for _ in range(3000):  # bounded: 300 s (migrations and the demo come first)
+                assert process.poll() is None, log.read_text()
+                with contextlib.suppress(OSError), urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/healthz/", timeout=5
+                ):
+                    break
+                time.sleep(0.1)
+            text = log.read_text()
+            password = re.search(r"password '([^']+)'", text).group(1)  # type: ignore[union-attr]
+            basic = base64.b64encode(f"admin:{password}".encode()).decode()
+            token = urllib.request.Request(f"http://127.0.0.1:{port}/api/tokens/", data=b"",
+                                           headers={"Authorization": f"Basic {basic}"})
+            with urllib.request.urlopen(token, timeout=30) as answer:
+                key = json.load(answer)["key"]
+            board = urllib.request.Request(
+                f"http://127.0.0.1:{port}/api/leaderboard/?rule_set=single_hand",
+                headers={"Authorization": f"Token {key}"},
+            )
+            with urllib.request.urlopen(board, timeout=30) as answer:
+                rows = json.load(answer)["results"]
+        finally:
+            os.killpg(process.pid, 15)
+            process.wait(30)
+    assert "Leaderboard (single_hand)" in text, text
+    assert f"http://127.0.0.1:{port}/admin/" in text  # where to browse it
+    assert {row["name"] for row in rows} == {"random", "greedy", "heuristic", "starter"}
+    assert all(row["games"] > 0 for row in rows)
+
+
+def test_dev_py_run_skips_the_demo_with_no_demo_and_names_the_served_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        import dev
+    finally:
+        sys.path.remove(str(ROOT))
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(dev, "ensure_installed", lambda extras: None)
+    monkeypatch.setattr(dev, "manage", lambda *args: calls.append(args))
+    monkeypatch.delenv("ARENA_PRODUCTION", raising=False)
+    dev.cmd_run(["--addr", "127.0.0.1:9000"])
+    assert calls == [("migrate", "--no-input"), ("demo_admin",),
+                     ("demo", "--admin-url", "http://127.0.0.1:9000/admin/"),
+                     ("arena_main", "--addr", "127.0.0.1:9000")]
+    calls.clear()
+    dev.cmd_run(["--no-demo", "--addr=0.0.0.0:8000"])
+    assert calls == [("migrate", "--no-input"), ("demo_admin",),
+                     ("arena_main", "--addr=0.0.0.0:8000")]

@@ -269,6 +269,7 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
         close_default_transport()
     call("bots_stats", alice_api, "get", f"{bot_url}stats/")
     call("bots_calls", alice_api, "get", f"{bot_url}calls/")
+    _tournament_calls(call, alice, alice_api, bob, bob_api, bot["id"])
 
     problems: list[str] = []
     compared: set[str] = set()
@@ -299,6 +300,47 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
     assert with_examples <= compared, f"not compared with a real answer: {with_examples - compared}"
 
 
+def _tournament_calls(call: Any, alice: Any, alice_api: APIClient, bob: Any,
+                      bob_api: APIClient, bot_id: int) -> None:
+    """The tournament, leaderboard and rating operations, on a tournament run to its end."""
+    from arena import services as arena_services
+    from bots.models import Bot
+    from tests.bots.helpers import register
+
+    Bot.objects.filter(pk=bot_id).update(verified=True)
+    bobs, _ = register(bob, "examples-bob", "http://127.0.0.1:9/")
+    Bot.objects.filter(pk=bobs.pk).update(verified=True)
+    made = call("tournaments_create", alice_api, "post", "/api/tournaments/",
+                data={"name": "Examples", "options": {"single_hand": True},
+                      "games_per_pairing": 1}).json()
+    url = f"/api/tournaments/{made['id']}/"
+    call("tournaments_enter", alice_api, "post", f"{url}entrants/", data={"bot": bot_id})
+    call("tournaments_enter", bob_api, "post", f"{url}entrants/", data={"bot": bobs.pk})
+    call("tournaments_withdraw", bob_api, "delete", f"{url}entrants/{bobs.pk}/")
+    call("tournaments_enter", bob_api, "post", f"{url}entrants/", data={"bot": bobs.pk})
+    call("tournaments_list", bob_api, "get", "/api/tournaments/?status=draft")
+    # Played here, in the foreground (nobody answers at the bots' URL: they forfeit).
+    try:
+        arena_services.tournament_run_foreground(tournament_id=made["id"])
+    finally:
+        close_default_transport()
+    call("tournaments_retrieve", bob_api, "get", url)
+    call("tournaments_standings", bob_api, "get", f"{url}standings/")
+    call("leaderboard", bob_api, "get", "/api/leaderboard/?rule_set=single_hand")
+    call("bots_ratings", bob_api, "get", f"/api/bots/{bot_id}/ratings/?rule_set=single_hand")
+    other = call("tournaments_create", alice_api, "post", "/api/tournaments/",
+                 data={"name": "Cancelled"}).json()
+    call("tournaments_cancel", alice_api, "post", f"/api/tournaments/{other['id']}/cancel/")
+    # Start: the owner's answer (the games then run in the background, or on a worker).
+    third = call("tournaments_create", alice_api, "post", "/api/tournaments/",
+                 data={"name": "Started"}).json()
+    for client, entrant in ((alice_api, bot_id), (bob_api, bobs.pk)):
+        client.post(f"/api/tournaments/{third['id']}/entrants/", {"bot": entrant},
+                    format="json")
+    call("tournaments_start", alice_api, "post", f"/api/tournaments/{third['id']}/start/")
+    alice_api.post(f"/api/tournaments/{third['id']}/cancel/")
+
+
 @pytest.mark.parametrize(
     ("operation_id", "status", "codes"),
     [
@@ -310,6 +352,11 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
         ("games_moves_create", "422", {"illegal_move", "idempotency_key_reused"}),
         ("games_replay", "409", {"game_not_over"}),
         ("tokens_create", "401", {"authentication_failed"}),
+        ("tournaments_enter", "409", {"bot_not_eligible", "tournament_conflict"}),
+        ("tournaments_enter", "403", {"not_bot_owner"}),
+        ("tournaments_withdraw", "404", {"not_entered"}),
+        ("tournaments_start", "403", {"not_tournament_owner"}),
+        ("tournaments_cancel", "403", {"not_tournament_owner"}),
     ],
 )
 def test_error_examples_are_the_errors_the_operation_really_answers(

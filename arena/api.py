@@ -1,0 +1,359 @@
+"""The tournaments REST API: create, list, enter and withdraw bots, start, cancel, progress and
+standings; the Elo leaderboard and a bot's rating history. Thin views over ``arena.services``
+(writes) and ``arena.selectors`` (reads). Everyone signed in gets the same information here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from arena import examples, presenters, services
+from arena.api_errors import ApiError, error_responses
+from arena.models import Entrant
+from arena.serializers import (
+    EntrantInput,
+    LeaderboardQuery,
+    LeaderboardRowOut,
+    RatingHistoryOut,
+    RatingQuery,
+    StandingsOut,
+    TournamentCreateInput,
+    TournamentFilterInput,
+    TournamentOut,
+    progress_data,
+    tournament_data,
+)
+from arena.services import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
+from arena.strict import StrictPageNumberPagination, query_bool
+from bots import selectors as bot_selectors
+
+TOURNAMENTS = ["tournaments"]
+RATINGS = ["ratings"]
+TOURNAMENT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH,
+                                 description="Tournament id.")
+BOT_ID = OpenApiParameter("bot_id", OpenApiTypes.INT, OpenApiParameter.PATH,
+                          description="Bot id.")
+RULE_SET = OpenApiParameter("rule_set", OpenApiTypes.STR, required=False,
+                            description="The ladder: `official` (default) or a canonical "
+                            "rule set, as a tournament's `rule_set` names it.")
+
+
+class NotEntered(ApiError):
+    status_code = 404
+    default_code = "not_entered"
+    default_detail = "The bot is not entered in this tournament."
+
+
+# The errors the operations answer with, as the services raise them (the schema's examples).
+_NO_SUCH_BOT = ValidationError({"bot": ["No such bot."]})
+_STARTED = TournamentError("The tournament has started: it takes no more entrants.")
+_FIXED = TournamentError("The tournament has started: its entrants are fixed.")
+_TOO_FEW = TournamentError("a table of 2 needs at least 2 entrants")
+_ALREADY = TournamentError("The tournament has already started.")
+_OVER = TournamentError("The tournament is already over.")
+
+
+def _example(name: str, value: Any, description: str = "") -> OpenApiExample:
+    return OpenApiExample(name, value=value, description=description)
+
+
+def _request_example(name: str, value: Any) -> OpenApiExample:
+    return OpenApiExample(name, value=value, request_only=True)
+
+
+def _bool_param(name: str, description: str) -> OpenApiParameter:
+    return OpenApiParameter(name, OpenApiTypes.BOOL, required=False, description=description)
+
+
+def _tournament_out(tournament_id: int) -> dict[str, Any]:
+    return tournament_data(presenters.tournament_get(tournament_id=tournament_id))
+
+
+class TournamentPagination(StrictPageNumberPagination):
+    example_url = "https://uno.example.org/api/tournaments/"
+    page_size = 20
+    page_size_query_param = "page_size"
+    max_page_size = 100
+
+
+class LeaderboardPagination(StrictPageNumberPagination):
+    example_url = "https://uno.example.org/api/leaderboard/"
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+class TournamentListCreateApi(GenericAPIView):
+    pagination_class = TournamentPagination
+    serializer_class = TournamentOut
+
+    @extend_schema(
+        operation_id="tournaments_list",
+        tags=TOURNAMENTS,
+        summary="List tournaments",
+        description="Newest first. Filter by `status` and `mine=true` (tournaments you own "
+        "or have a bot in).",
+        parameters=[
+            OpenApiParameter("status", OpenApiTypes.STR, required=False,
+                             enum=["draft", "running", "finished", "cancelled"]),
+            _bool_param("mine", "Only tournaments you own or have a bot in."),
+        ],
+        responses={
+            200: OpenApiResponse(TournamentOut(many=True), "A page of tournaments.",
+                                 examples=[_example("A running tournament", examples.RUNNING)]),
+            **error_responses(400, 401, 404),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = TournamentFilterInput(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        mine = query_bool(request.query_params, "mine")
+        tournaments = presenters.tournament_list(
+            user=request.user, mine=mine, status=query.validated_data.get("status")
+        )
+        page = self.paginate_queryset(tournaments)
+        return self.get_paginated_response([tournament_data(t) for t in page])
+
+    @extend_schema(
+        operation_id="tournaments_create",
+        tags=TOURNAMENTS,
+        summary="Create a tournament",
+        description="A round robin in `draft`: owners then enter their bots, and you start "
+        "it. Every pairing (every combination of `table_size` bots) plays "
+        "`games_per_pairing` games with the seats rotated; `duplicate_deals` replays each "
+        "deal with the seats permuted. The seed of the deals is drawn at random and never "
+        "shown (each finished game's replay has its own). Options are checked by the rules "
+        "engine: a bad one is a 400 naming the field.",
+        request=TournamentCreateInput,
+        responses={
+            201: OpenApiResponse(TournamentOut, "The new tournament, in `draft`.",
+                                 examples=[_example("Created", examples.DRAFT)]),
+            **error_responses(400, 401),
+        },
+        examples=[_request_example("Single hands, duplicate deals", examples.CREATE_REQUEST)],
+    )
+    def post(self, request: Request) -> Response:
+        body = TournamentCreateInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        tournament = services.tournament_create(owner=request.user, **body.validated_data)
+        return Response(_tournament_out(tournament.pk), status=status.HTTP_201_CREATED)
+
+
+class TournamentDetailApi(APIView):
+    @extend_schema(
+        operation_id="tournaments_retrieve",
+        tags=TOURNAMENTS,
+        summary="A tournament, with its progress",
+        description="Its settings, entrants and progress: matches and games done out of the "
+        "total, and an estimate of the time left (updated as games finish).",
+        parameters=[TOURNAMENT_ID],
+        responses={
+            200: OpenApiResponse(TournamentOut, "The tournament.",
+                                 examples=[_example("Running", examples.RUNNING),
+                                           _example("Finished", examples.FINISHED)]),
+            **error_responses(401, 404),
+        },
+    )
+    def get(self, request: Request, id: int) -> Response:
+        return Response(_tournament_out(id))
+
+
+class TournamentEntrantsApi(APIView):
+    @extend_schema(
+        operation_id="tournaments_enter",
+        tags=TOURNAMENTS,
+        summary="Enter a bot",
+        description="Enter one of your own bots while the tournament is in `draft`. Only a "
+        "verified, enabled bot may enter: an unverified or disabled one is a 409 "
+        "`bot_not_eligible` (a state to fix, not a malformed request: verify it with `POST "
+        "/api/bots/{id}/verify/`, or enable it, then enter again). Someone else's bot is a "
+        "403 `not_bot_owner`; a bot id that does not exist a 400 naming `bot`; an unknown "
+        "tournament a 404. Entering a bot that is in already changes nothing (201 again).",
+        parameters=[TOURNAMENT_ID],
+        request=EntrantInput,
+        responses={
+            201: OpenApiResponse(TournamentOut, "The tournament with its entrants.",
+                                 examples=[_example("Entered", examples.WITH_ENTRANTS)]),
+            **error_responses(400, 401, 403, 404, 409, raises=[
+                _NO_SUCH_BOT, NotBotOwner(), BotNotEligible(), _STARTED]),
+        },
+        examples=[_request_example("Your bot", examples.ENTER_REQUEST)],
+    )
+    def post(self, request: Request, id: int) -> Response:
+        body = EntrantInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        presenters.tournament_get(tournament_id=id)  # 404 first: no such tournament
+        services.entrant_enter(tournament_id=id, bot_id=body.validated_data["bot"],
+                               user=request.user)
+        return Response(_tournament_out(id), status=status.HTTP_201_CREATED)
+
+
+class TournamentEntrantApi(APIView):
+    @extend_schema(
+        operation_id="tournaments_withdraw",
+        tags=TOURNAMENTS,
+        summary="Withdraw a bot",
+        description="Take a bot out while the tournament is in `draft`: the bot's owner, "
+        "the tournament's owner or staff. 404 `not_entered` if it is not in.",
+        parameters=[TOURNAMENT_ID, BOT_ID],
+        responses={
+            204: OpenApiResponse(description="Withdrawn."),
+            **error_responses(401, 403, 404, 409,
+                              raises=[NotBotOwner(), NotEntered(), _FIXED]),
+        },
+    )
+    def delete(self, request: Request, id: int, bot_id: int) -> Response:
+        presenters.tournament_get(tournament_id=id)
+        if not Entrant.objects.filter(tournament_id=id, bot_id=bot_id).exists():
+            raise NotEntered()
+        services.entrant_withdraw(tournament_id=id, bot_id=bot_id, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TournamentStartApi(APIView):
+    @extend_schema(
+        operation_id="tournaments_start",
+        tags=TOURNAMENTS,
+        summary="Start a tournament",
+        description="The tournament's owner (or staff). Builds the schedule and queues one "
+        "task per match; the games run on the workers (on the embedded default, in the "
+        "server's process, in the background), never inside this request. Needs at least "
+        "`table_size` entrants (409 `tournament_conflict`, as for a tournament already "
+        "started).",
+        parameters=[TOURNAMENT_ID],
+        request=None,
+        responses={
+            200: OpenApiResponse(TournamentOut, "The tournament, running.",
+                                 examples=[_example("Started", examples.RUNNING)]),
+            **error_responses(401, 403, 404, 409, raises=[
+                NotTournamentOwner(), _ALREADY, _TOO_FEW]),
+        },
+    )
+    def post(self, request: Request, id: int) -> Response:
+        presenters.tournament_get(tournament_id=id)
+        services.tournament_start(tournament_id=id, user=request.user)
+        return Response(_tournament_out(id))
+
+
+class TournamentCancelApi(APIView):
+    @extend_schema(
+        operation_id="tournaments_cancel",
+        tags=TOURNAMENTS,
+        summary="Cancel a tournament",
+        description="The tournament's owner (or staff), in `draft` or `running`: matches not "
+        "yet started are dropped, running ones stop at their next game. Games already "
+        "played keep their results (and their Elo changes).",
+        parameters=[TOURNAMENT_ID],
+        request=None,
+        responses={
+            200: OpenApiResponse(TournamentOut, "The tournament, cancelled.",
+                                 examples=[_example("Cancelled", examples.CANCELLED)]),
+            **error_responses(401, 403, 404, 409,
+                              raises=[NotTournamentOwner(), _OVER]),
+        },
+    )
+    def post(self, request: Request, id: int) -> Response:
+        presenters.tournament_get(tournament_id=id)
+        services.tournament_cancel(tournament_id=id, user=request.user)
+        return Response(_tournament_out(id))
+
+
+class TournamentStandingsApi(APIView):
+    @extend_schema(
+        operation_id="tournaments_standings",
+        tags=TOURNAMENTS,
+        summary="Standings",
+        description="Games, wins, win rate, points scored, average points left in hand, "
+        "strikes and forfeits per entrant, best first; current while it runs. Once "
+        "finalized (`final`), each line has its Bradley-Terry rating and 95% bootstrap "
+        "interval (docs/ratings.md).",
+        parameters=[TOURNAMENT_ID],
+        responses={
+            200: OpenApiResponse(StandingsOut, "The table.",
+                                 examples=[_example("Final", examples.STANDINGS)]),
+            **error_responses(401, 404),
+        },
+    )
+    def get(self, request: Request, id: int) -> Response:
+        tournament = presenters.tournament_get(tournament_id=id)
+        return Response({
+            "tournament": tournament.pk,
+            "status": tournament.status,
+            "final": tournament.finalized_at is not None,
+            "progress": progress_data(tournament),
+            "standings": presenters.standings_rows(tournament=tournament),
+        })
+
+
+class LeaderboardApi(GenericAPIView):
+    pagination_class = LeaderboardPagination
+    serializer_class = LeaderboardRowOut
+
+    @extend_schema(
+        operation_id="leaderboard",
+        tags=RATINGS,
+        summary="The Elo leaderboard",
+        description="Bots by Elo on one ladder (`rule_set`, default `official`), with the "
+        "95% interval of their latest finished tournament of that rule set, games, win "
+        "rate, latency p50/p99 and strikes. Filters: `owner` (a user name), `verified`, "
+        "`active` (enabled), `search` (part of the name).",
+        parameters=[
+            RULE_SET,
+            OpenApiParameter("owner", OpenApiTypes.STR, required=False),
+            _bool_param("verified", "Only verified (true) or unverified (false) bots."),
+            _bool_param("active", "Only enabled (true) or disabled (false) bots."),
+            OpenApiParameter("search", OpenApiTypes.STR, required=False,
+                             description="Part of the bot's name."),
+        ],
+        responses={
+            200: OpenApiResponse(LeaderboardRowOut(many=True), "A page of the ladder.",
+                                 examples=[_example("The leader", examples.LEADERBOARD_ROW)]),
+            **error_responses(400, 401, 404),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = LeaderboardQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        params = request.query_params
+        verified = query_bool(params, "verified") if "verified" in params else None
+        active = query_bool(params, "active") if "active" in params else None
+        ratings = presenters.leaderboard_queryset(
+            rule_set=query.validated_data["rule_set"],
+            owner=query.validated_data.get("owner"), verified=verified, active=active,
+            search=query.validated_data.get("search"),
+        )
+        page = self.paginate_queryset(ratings) or []
+        first = self.paginator.page.start_index() if page else 1
+        return self.get_paginated_response(presenters.leaderboard_rows(page, first_rank=first))
+
+
+class BotRatingsApi(APIView):
+    @extend_schema(
+        operation_id="bots_ratings",
+        tags=RATINGS,
+        summary="A bot's rating history",
+        description="Its Elo on one ladder (`rule_set`, default `official`) after each rated "
+        "game, oldest first, in the fixed order the games were recorded.",
+        parameters=[OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH,
+                                     description="Bot id."), RULE_SET],
+        responses={
+            200: OpenApiResponse(RatingHistoryOut, "The history.",
+                                 examples=[_example("Two games", examples.HISTORY)]),
+            **error_responses(400, 401, 404),
+        },
+    )
+    def get(self, request: Request, id: int) -> Response:
+        query = RatingQuery(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        bot = bot_selectors.bot_get(bot_id=id)
+        return Response(presenters.rating_history_data(
+            bot=bot, rule_set=query.validated_data["rule_set"]))
+

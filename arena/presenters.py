@@ -1,0 +1,138 @@
+"""Reads for the API and the commands, shaped as they show them: tournaments with their
+entrants, standings lines, the leaderboard's rows and rating histories."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db.models import Prefetch, Q, QuerySet, Sum
+from django.http import Http404
+
+from arena import selectors
+from arena.models import Entrant, Rating, Tournament
+from bots import selectors as bot_selectors
+from bots.models import Bot
+from games.models import Seat
+
+
+def _tournaments() -> QuerySet[Tournament]:
+    entrants = Entrant.objects.select_related("bot__owner").order_by("id")
+    return Tournament.objects.select_related("owner").prefetch_related(
+        Prefetch("entrants", queryset=entrants)
+    ).order_by("-created_at", "-id")
+
+
+def tournament_get(*, tournament_id: int) -> Tournament:
+    tournament = _tournaments().filter(pk=tournament_id).first()
+    if tournament is None:
+        raise Http404("No such tournament.")
+    return tournament
+
+
+def tournament_list(*, user: AbstractBaseUser | AnonymousUser, mine: bool = False,
+                    status: str | None = None) -> QuerySet[Tournament]:
+    qs = _tournaments()
+    if status:
+        qs = qs.filter(status=status)
+    if mine:
+        qs = qs.filter(Q(owner_id=user.pk) | Q(entrants__bot__owner_id=user.pk)).distinct()
+    return qs
+
+
+def _bt_by_bot(tournament: Tournament) -> dict[int, Mapping[str, Any]]:
+    """The finalizer's Bradley-Terry ratings by bot id (empty until finalized)."""
+    data: Any = tournament.bradley_terry or {}
+    return {int(row["bot"]): row for row in data.get("ratings", [])}
+
+
+def standings_rows(*, tournament: Tournament) -> list[dict[str, Any]]:
+    """Standings lines, best first: the finalizer's table once finalized (with each line's
+    Bradley-Terry rating and interval), else computed now from the games recorded so far."""
+    lines = selectors.tournament_standings(tournament=tournament)
+    bt = _bt_by_bot(tournament)
+    return [
+        {**line, "rating": bt.get(line["bot"], {}).get("rating"),
+         "low": bt.get(line["bot"], {}).get("low"), "high": bt.get(line["bot"], {}).get("high")}
+        for line in lines
+    ]
+
+
+def leaderboard_queryset(*, rule_set: str = "official", owner: str | None = None,
+                         verified: bool | None = None, active: bool | None = None,
+                         search: str | None = None) -> QuerySet[Rating]:
+    """The ladder of one rule set, best Elo first, filtered as the admin's leaderboard is."""
+    qs = Rating.objects.filter(rule_set=rule_set).select_related("bot__owner")
+    if owner is not None:
+        qs = qs.filter(bot__owner__username=owner)
+    if verified is not None:
+        qs = qs.filter(bot__verified=verified)
+    if active is not None:
+        qs = qs.filter(bot__enabled=active)
+    if search:
+        qs = qs.filter(bot__name__icontains=search)
+    return qs.order_by("-elo", "bot_id")
+
+
+def latest_intervals(*, rule_set: str, bot_ids: Sequence[int],
+                     look_back: int = 50) -> dict[int, Mapping[str, Any]]:
+    """Each bot's Bradley-Terry line in its latest finalized tournament of the rule set
+    (among the ``look_back`` latest)."""
+    wanted, found = set(bot_ids), {}
+    tournaments = Tournament.objects.filter(
+        rule_set=rule_set, finalized_at__isnull=False).order_by("-finalized_at", "-id")
+    for data in tournaments.values_list("bradley_terry", flat=True)[:look_back]:
+        for row in (data or {}).get("ratings", []):
+            if row["bot"] in wanted and row["bot"] not in found:
+                found[row["bot"]] = row
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def _strikes(bot_ids: Sequence[int]) -> dict[int, int]:
+    """Strikes in all its games, as the admin's leaderboard counts them."""
+    return {bot_id: int(n or 0) for bot_id, n in Seat.objects.filter(bot_id__in=bot_ids)
+            .values("bot_id").annotate(n=Sum("strikes")).values_list("bot_id", "n")}
+
+
+def leaderboard_rows(ratings: Sequence[Rating], *, first_rank: int = 1) -> list[dict[str, Any]]:
+    """``LeaderboardRowOut`` rows of a page of the ladder."""
+    if not ratings:
+        return []
+    ids = [r.bot_id for r in ratings]
+    intervals = latest_intervals(rule_set=ratings[0].rule_set, bot_ids=ids)
+    strikes = _strikes(ids)
+    rows = []
+    for rank, rating in enumerate(ratings, start=first_rank):
+        bot = rating.bot
+        latency = bot_selectors.latency(bot=bot)
+        bt = intervals.get(bot.pk, {})
+        rows.append({
+            "rank": rank, "bot": bot.pk, "name": bot.name, "owner": bot.owner.get_username(),
+            "verified": bot.verified, "enabled": bot.enabled, "rule_set": rating.rule_set,
+            "elo": round(rating.elo, 1), "low": bt.get("low"), "high": bt.get("high"),
+            "games": rating.games, "wins": rating.wins,
+            "win_rate": round(rating.wins / rating.games, 4) if rating.games else 0.0,
+            "p50_ms": latency["p50_ms"], "p99_ms": latency["p99_ms"],
+            "strikes": strikes.get(bot.pk, 0),
+        })
+    return rows
+
+
+def rating_history_data(*, bot: Bot, rule_set: str = "official") -> dict[str, Any]:
+    rating = Rating.objects.filter(bot=bot, rule_set=rule_set).first()
+    changes = selectors.rating_history(bot=bot, rule_set=rule_set)
+    return {
+        "bot": bot.pk, "rule_set": rule_set,
+        "elo": round(rating.elo, 1) if rating else None,
+        "games": rating.games if rating else 0,
+        "history": [{"game": c.game_id, "before": round(c.before, 1),
+                     "after": round(c.after, 1), "at": c.created_at} for c in changes],
+    }
+
+
+def elo_of(*, bot_ids: Sequence[int], rule_set: str) -> dict[int, float]:
+    return {bot_id: round(elo, 1) for bot_id, elo in Rating.objects.filter(
+        bot_id__in=bot_ids, rule_set=rule_set).values_list("bot_id", "elo")}

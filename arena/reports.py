@@ -1,0 +1,75 @@
+"""What the tournament commands print: the run's progress, its final table, the leaderboard."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.core.management.base import OutputWrapper
+
+from arena import presenters, services
+from arena.models import Tournament, TournamentStatus
+from arena.serializers import progress_data
+from arena.terminal import ProgressBar, table
+
+
+def _progress_of(update: Any) -> Mapping[str, Any]:
+    if isinstance(update, Tournament):
+        return progress_data(update)
+    return update
+
+
+def run_in_foreground(tournament: Tournament, out: OutputWrapper) -> Tournament:
+    """Play every match of the tournament in this process, drawing the progress bar."""
+    if tournament.status == TournamentStatus.DRAFT:  # scheduled, but no task sent: played here
+        tournament = services.tournament_start(tournament_id=tournament.pk,
+                                               user=tournament.owner, dispatch=False)
+    bar = ProgressBar(out._out if isinstance(out, OutputWrapper) else out)
+    bar.update(progress_data(tournament))
+    try:
+        services.tournament_run_foreground(
+            tournament_id=tournament.pk, on_progress=lambda u: bar.update(_progress_of(u))
+        )
+    finally:
+        tournament.refresh_from_db()
+        bar.update(progress_data(tournament))
+        bar.finish()
+    return tournament
+
+
+def final_table(tournament: Tournament) -> str:
+    rows = presenters.standings_rows(tournament=tournament)
+    elo = presenters.elo_of(bot_ids=[r["bot"] for r in rows], rule_set=tournament.rule_set)
+    body = table(
+        ["#", "bot", "games", "wins", "win rate", "points", "avg left", "strikes",
+         "forfeits", "BT", "95% interval", "Elo"],
+        [[r["rank"], r["name"], r["games"], r["wins"], _percent(r["win_rate"]), r["points"],
+          r["avg_points_left"], r["strikes"], r["forfeits"], r["rating"], _interval(r),
+          elo.get(r["bot"])] for r in rows],
+    )
+    return (f"\nTournament {tournament.pk} ({tournament.name}) is {tournament.status}: "
+            f"{tournament.games_done} games, rule set {tournament.rule_set!r}\n{body}\n")
+
+
+def leaderboard_table(rule_set: str, *, limit: int = 20) -> str:
+    ratings = list(presenters.leaderboard_queryset(rule_set=rule_set)[:limit])
+    rows = presenters.leaderboard_rows(ratings)
+    body = table(
+        ["#", "bot", "owner", "Elo", "95% interval", "games", "win rate", "p50 ms", "p99 ms",
+         "strikes"],
+        [[r["rank"], r["name"], r["owner"], r["elo"], _interval(r), r["games"],
+          _percent(r["win_rate"]),
+          r["p50_ms"], r["p99_ms"], r["strikes"]] for r in rows],
+    )
+    return f"\nLeaderboard ({rule_set}):\n{body}\n"
+
+
+def _percent(rate: float) -> str:
+    return f"{100 * rate:.0f}%"
+
+
+def _interval(row: Mapping[str, Any]) -> str | None:
+    low, high = row.get("low"), row.get("high")
+    if low is None or high is None:
+        return None
+    return f"{low:.0f}..{high:.0f}"

@@ -1,0 +1,217 @@
+"""Tournament, leaderboard and rating bodies of the API. Every signed-in user sees the same
+thing here: nothing about a tournament is private, except its seed (the deals) until it ends,
+which the API never shows (a finished game's replay has each game's own seed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from arena.models import Tournament, TournamentStatus
+from arena.strict import QuerySerializer, StrictCharField, StrictInput, StrictIntegerField
+from games.serializers import OptionsField, OptionsOutField, StrictBooleanField
+
+
+# --- tournaments -------------------------------------------------------------------------------
+class TournamentCreateInput(StrictInput):
+    name = StrictCharField(max_length=100, help_text="Shown in lists and the admin.")
+    options = OptionsField(required=False, default=dict, help_text="Engine rule options, "
+                           "as for a game (checked by the rules engine); `players` is the "
+                           "table size.")
+    table_size = StrictIntegerField(min_value=2, max_value=10, default=2,
+                                    help_text="Bots per game (2-10).")
+    games_per_pairing = StrictIntegerField(
+        min_value=1, max_value=1000, default=2,
+        help_text="Games each table of bots plays; seats rotate so each bot sits in each "
+        "position equally often.",
+    )
+    duplicate_deals = StrictBooleanField(
+        default=False, help_text="Replay each deal with the seats permuted, so the luck of "
+        "the cards cancels out (docs/ratings.md)."
+    )
+    turn_timeout_ms = StrictIntegerField(min_value=1, max_value=10000, default=1000,
+                                         help_text="Each bot call's time limit.")
+    max_strikes = StrictIntegerField(min_value=1, max_value=100, default=3,
+                                     help_text="Strikes after which a seat is forfeited.")
+    rated = StrictBooleanField(default=True, help_text="Whether its games move the bots' Elo.")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        from games import services as game_services
+
+        # The engine checks the options, so a bad one is a 400 naming the field.
+        options = dict(attrs.get("options") or {})
+        game_services.parse_options(options, seats=attrs["table_size"])
+        return attrs
+
+
+class TournamentFilterInput(QuerySerializer):
+    status = serializers.ChoiceField(choices=TournamentStatus.choices, required=False)
+    mine = serializers.ChoiceField(choices=["true", "false", "1", "0"], required=False,
+                                   help_text="Only tournaments you own or have a bot in.")
+    page = serializers.CharField(required=False)
+    page_size = serializers.CharField(required=False)
+
+
+class EntrantInput(StrictInput):
+    bot = StrictIntegerField(min_value=1, help_text="One of your verified, enabled bots.")
+
+
+class EntrantOut(serializers.Serializer):
+    bot = serializers.IntegerField()
+    name = serializers.CharField()
+    owner = serializers.CharField()
+    entered_at = serializers.DateTimeField()
+
+
+class ProgressOut(serializers.Serializer):
+    matches_done = serializers.IntegerField()
+    matches_total = serializers.IntegerField()
+    games_done = serializers.IntegerField()
+    games_total = serializers.IntegerField()
+    eta_seconds = serializers.FloatField(
+        allow_null=True, help_text="Estimated time left, from the time per game so far "
+        "(null before the first game and once it is over)."
+    )
+
+
+class TournamentOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    owner = serializers.CharField()
+    status = serializers.ChoiceField(choices=TournamentStatus.choices)
+    options = OptionsOutField()
+    rule_set = serializers.CharField(help_text="The Elo ladder its games feed.")
+    table_size = serializers.IntegerField()
+    games_per_pairing = serializers.IntegerField()
+    duplicate_deals = serializers.BooleanField()
+    turn_timeout_ms = serializers.IntegerField()
+    max_strikes = serializers.IntegerField()
+    rated = serializers.BooleanField()
+    entrants = EntrantOut(many=True)
+    progress = ProgressOut()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+def progress_data(tournament: Tournament) -> dict[str, Any]:
+    return {
+        "matches_done": tournament.matches_done,
+        "matches_total": tournament.matches_total,
+        "games_done": tournament.games_done,
+        "games_total": tournament.games_total,
+        "eta_seconds": tournament.eta_seconds,
+    }
+
+
+def tournament_data(tournament: Tournament) -> dict[str, Any]:
+    """``TournamentOut``'s fields (entrants with their bots and owners prefetched)."""
+    return {
+        "id": tournament.pk,
+        "name": tournament.name,
+        "owner": tournament.owner.get_username(),
+        "status": tournament.status,
+        "options": tournament.options,
+        "rule_set": tournament.rule_set,
+        "table_size": tournament.table_size,
+        "games_per_pairing": tournament.games_per_pairing,
+        "duplicate_deals": tournament.duplicate_deals,
+        "turn_timeout_ms": tournament.turn_timeout_ms,
+        "max_strikes": tournament.max_strikes,
+        "rated": tournament.rated,
+        "entrants": [
+            {"bot": e.bot_id, "name": e.bot.name, "owner": e.bot.owner.get_username(),
+             "entered_at": e.created_at}
+            for e in tournament.entrants.all()
+        ],
+        "progress": progress_data(tournament),
+        "created_at": tournament.created_at,
+        "started_at": tournament.started_at,
+        "finished_at": tournament.finished_at,
+    }
+
+
+# --- standings ---------------------------------------------------------------------------------
+class StandingOut(serializers.Serializer):
+    rank = serializers.IntegerField()
+    bot = serializers.IntegerField()
+    name = serializers.CharField()
+    games = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    win_rate = serializers.FloatField()
+    points = serializers.IntegerField(help_text="Points scored (the winners' hand scores).")
+    avg_points_left = serializers.FloatField(help_text="Mean points left in hand per game.")
+    strikes = serializers.IntegerField()
+    forfeits = serializers.IntegerField()
+    rating = serializers.FloatField(allow_null=True, help_text="Bradley-Terry rating (Elo "
+                                    "scale, mean 1500), once the tournament is finalized.")
+    low = serializers.FloatField(allow_null=True, help_text="95% bootstrap interval, low end.")
+    high = serializers.FloatField(allow_null=True, help_text="95% bootstrap interval, "
+                                  "high end.")
+
+
+class StandingsOut(serializers.Serializer):
+    tournament = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=TournamentStatus.choices)
+    final = serializers.BooleanField(help_text="True once the finalizer computed the table "
+                                     "and the Bradley-Terry ratings.")
+    progress = ProgressOut()
+    standings = StandingOut(many=True)
+
+
+# --- leaderboard and ratings -------------------------------------------------------------------
+class LeaderboardQuery(QuerySerializer):
+    rule_set = serializers.CharField(required=False, default="official", max_length=200,
+                                     help_text="The ladder: `official` or a canonical rule "
+                                     "set (a tournament's `rule_set`).")
+    owner = serializers.CharField(required=False, max_length=150,
+                                  help_text="Only bots of this user.")
+    verified = serializers.ChoiceField(choices=["true", "false", "1", "0"], required=False)
+    active = serializers.ChoiceField(choices=["true", "false", "1", "0"], required=False,
+                                     help_text="Only enabled bots (true) or disabled (false).")
+    search = serializers.CharField(required=False, max_length=64,
+                                   help_text="Part of the bot's name.")
+    page = serializers.CharField(required=False)
+    page_size = serializers.CharField(required=False)
+
+
+class LeaderboardRowOut(serializers.Serializer):
+    rank = serializers.IntegerField()
+    bot = serializers.IntegerField()
+    name = serializers.CharField()
+    owner = serializers.CharField()
+    verified = serializers.BooleanField()
+    enabled = serializers.BooleanField()
+    rule_set = serializers.CharField()
+    elo = serializers.FloatField()
+    low = serializers.FloatField(allow_null=True, help_text="95% interval of the bot's "
+                                 "Bradley-Terry rating in its latest finished tournament "
+                                 "of this rule set, low end (null if none).")
+    high = serializers.FloatField(allow_null=True)
+    games = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    win_rate = serializers.FloatField()
+    p50_ms = serializers.FloatField(allow_null=True, help_text="Median latency of its recent "
+                                    "turn calls.")
+    p99_ms = serializers.FloatField(allow_null=True)
+    strikes = serializers.IntegerField(help_text="Strikes ever.")
+
+
+class RatingQuery(QuerySerializer):
+    rule_set = serializers.CharField(required=False, default="official", max_length=200)
+
+
+class RatingPointOut(serializers.Serializer):
+    game = serializers.IntegerField()
+    before = serializers.FloatField()
+    after = serializers.FloatField()
+    at = serializers.DateTimeField()
+
+
+class RatingHistoryOut(serializers.Serializer):
+    bot = serializers.IntegerField()
+    rule_set = serializers.CharField()
+    elo = serializers.FloatField(allow_null=True, help_text="Current Elo (null: never rated).")
+    games = serializers.IntegerField()
+    history = RatingPointOut(many=True, help_text="One point per rated game, oldest first.")

@@ -1,0 +1,304 @@
+"""Tournaments over the API, and who may do what: alice owns a tournament and a bot, bob has a
+bot of his own, charlie has none. Everyone signed in sees every tournament, its standings, the
+leaderboard and any bot's rating history; only a bot's owner enters or withdraws it; only the
+tournament's owner (or staff) starts and cancels it."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from bots.models import Bot
+from tests.bots.helpers import register
+from tests.games.conftest import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _quick(settings: Any) -> None:
+    settings.BOTS_RUNNER = "off"
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def verified_bot(owner: Any, name: str, *, verified: bool = True) -> Bot:
+    bot, _ = register(owner, name, "http://127.0.0.1:9/")
+    Bot.objects.filter(pk=bot.pk).update(verified=verified)  # verification itself: tests/bots
+    return Bot.objects.get(pk=bot.pk)
+
+
+@pytest.fixture
+def alice_api(alice: Any) -> APIClient:
+    return client_for(alice)
+
+
+@pytest.fixture
+def bob_api(bob: Any) -> APIClient:
+    return client_for(bob)
+
+
+@pytest.fixture
+def charlie_api(charlie: Any) -> APIClient:
+    return client_for(charlie)
+
+
+@pytest.fixture
+def alice_bot(alice: Any) -> Bot:
+    return verified_bot(alice, "alices-bot")
+
+
+@pytest.fixture
+def bob_bot(bob: Any) -> Bot:
+    return verified_bot(bob, "bobs-bot")
+
+
+def create(client: APIClient, **body: Any) -> dict[str, Any]:
+    response = client.post("/api/tournaments/", {"name": "Friday", **body}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def enter(client: APIClient, tournament: dict[str, Any], bot: Bot) -> Any:
+    return client.post(f"/api/tournaments/{tournament['id']}/entrants/", {"bot": bot.pk},
+                       format="json")
+
+
+def test_alice_creates_a_draft_tournament_that_everyone_signed_in_sees(
+    alice_api: APIClient, charlie_api: APIClient
+) -> None:
+    made = create(alice_api, options={"single_hand": True}, games_per_pairing=4)
+    assert made["status"] == "draft" and made["owner"] == "alice"
+    assert made["rule_set"] == "single_hand" and made["games_per_pairing"] == 4
+    assert made["progress"] == {"matches_done": 0, "matches_total": 0, "games_done": 0,
+                                "games_total": 0, "eta_seconds": None}
+    assert "seed" not in made  # the deals stay secret
+    seen = charlie_api.get(f"/api/tournaments/{made['id']}/")
+    assert seen.status_code == 200 and seen.json() == made
+    listed = charlie_api.get("/api/tournaments/").json()["results"]
+    assert [t["id"] for t in listed] == [made["id"]]
+
+
+def test_the_list_filters_by_status_and_mine(
+    alice_api: APIClient, bob_api: APIClient, charlie_api: APIClient, bob_bot: Bot
+) -> None:
+    first = create(alice_api)
+    second = create(alice_api)
+    assert enter(bob_api, second, bob_bot).status_code == 201
+    assert charlie_api.post(f"/api/tournaments/{first['id']}/cancel/").status_code == 403
+    assert alice_api.post(f"/api/tournaments/{first['id']}/cancel/").status_code == 200
+
+    def ids(client: APIClient, query: str) -> list[int]:
+        response = client.get(f"/api/tournaments/?{query}")
+        assert response.status_code == 200, response.content
+        return [t["id"] for t in response.json()["results"]]
+
+    assert ids(charlie_api, "status=draft") == [second["id"]]
+    assert ids(charlie_api, "status=cancelled") == [first["id"]]
+    assert ids(alice_api, "mine=true") == [second["id"], first["id"]]
+    assert ids(bob_api, "mine=true") == [second["id"]]  # his bot is in it
+    assert ids(charlie_api, "mine=true") == []
+    for bad in ("status=over", "mine=perhaps", "mine=", "wat=1"):
+        response = charlie_api.get(f"/api/tournaments/?{bad}")
+        assert response.status_code == 400, bad
+        assert response.json()["code"] == "invalid"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"options": {"stacking": "yes"}}, "options.stacking"),
+        ({"table_size": 11}, "table_size"),
+        ({"table_size": 1}, "table_size"),
+        ({"games_per_pairing": 0}, "games_per_pairing"),
+        ({"turn_timeout_ms": 10001}, "turn_timeout_ms"),
+        ({"seed": 7}, "seed"),  # not an API field: the deals' seed is never the client's
+        ({"name": ""}, "name"),
+        ({"table_size": 3, "options": {"players": 2}}, "options.players"),
+    ],
+)
+def test_it_rejects_a_malformed_tournament_naming_the_field(
+    alice_api: APIClient, body: dict[str, Any], field: str
+) -> None:
+    response = alice_api.post("/api/tournaments/", {"name": "Friday", **body}, format="json")
+    assert response.status_code == 400, response.content
+    assert field in response.json()["fields"], response.json()
+
+
+def test_owners_enter_and_withdraw_their_own_verified_bots(
+    alice_api: APIClient, bob_api: APIClient, alice_bot: Bot, bob_bot: Bot
+) -> None:
+    tournament = create(alice_api)
+    entered = enter(bob_api, tournament, bob_bot)
+    assert entered.status_code == 201, entered.content
+    assert [e["name"] for e in entered.json()["entrants"]] == ["bobs-bot"]
+    assert enter(alice_api, tournament, alice_bot).status_code == 201
+    again = enter(bob_api, tournament, bob_bot)  # in already: nothing changes
+    assert again.status_code == 201 and len(again.json()["entrants"]) == 2
+
+    url = f"/api/tournaments/{tournament['id']}/entrants/{bob_bot.pk}/"
+    assert bob_api.delete(url).status_code == 204
+    gone = bob_api.delete(url)
+    assert gone.status_code == 404 and gone.json()["code"] == "not_entered"
+    names = [e["name"] for e in bob_api.get(f"/api/tournaments/{tournament['id']}/").json()[
+        "entrants"]]
+    assert names == ["alices-bot"]
+
+
+def test_it_refuses_to_enter_someone_elses_bot_or_one_that_does_not_exist(
+    alice_api: APIClient, bob_api: APIClient, charlie_api: APIClient, alice_bot: Bot
+) -> None:
+    tournament = create(alice_api)
+    for client in (bob_api, charlie_api):
+        response = enter(client, tournament, alice_bot)
+        assert response.status_code == 403 and response.json()["code"] == "not_bot_owner"
+    missing = charlie_api.post(f"/api/tournaments/{tournament['id']}/entrants/",
+                               {"bot": 999999}, format="json")
+    assert missing.status_code == 400 and "bot" in missing.json()["fields"]
+    nowhere = enter(alice_api, {"id": 999999}, alice_bot)
+    assert nowhere.status_code == 404
+    assert alice_api.get(f"/api/tournaments/{tournament['id']}/").json()["entrants"] == []
+
+
+def test_bob_cannot_withdraw_alices_bot(
+    alice_api: APIClient, bob_api: APIClient, alice_bot: Bot
+) -> None:
+    tournament = create(alice_api)
+    assert enter(alice_api, tournament, alice_bot).status_code == 201
+    url = f"/api/tournaments/{tournament['id']}/entrants/{alice_bot.pk}/"
+    response = bob_api.delete(url)
+    assert response.status_code == 403 and response.json()["code"] == "not_bot_owner"
+
+
+def test_an_unverified_bot_is_a_409_until_it_is_verified(
+    alice: Any, alice_api: APIClient
+) -> None:
+    bot = verified_bot(alice, "untested", verified=False)
+    tournament = create(alice_api)
+    response = enter(alice_api, tournament, bot)
+    assert response.status_code == 409 and response.json()["code"] == "bot_not_eligible"
+    Bot.objects.filter(pk=bot.pk).update(verified=True)
+    assert enter(alice_api, tournament, bot).status_code == 201
+
+
+def test_a_disabled_bot_is_a_409(alice: Any, alice_api: APIClient) -> None:
+    bot = verified_bot(alice, "sleeping")
+    Bot.objects.filter(pk=bot.pk).update(enabled=False)
+    response = enter(alice_api, create(alice_api), bot)
+    assert response.status_code == 409 and response.json()["code"] == "bot_not_eligible"
+
+
+def test_only_the_owner_or_staff_start_and_cancel(
+    alice_api: APIClient, bob: Any, bob_api: APIClient, charlie: Any, charlie_api: APIClient,
+    bob_bot: Bot,
+) -> None:
+    tournament = create(alice_api)
+    assert enter(bob_api, tournament, bob_bot).status_code == 201
+    url = f"/api/tournaments/{tournament['id']}/"
+    for client in (bob_api, charlie_api):
+        for action in ("start", "cancel"):
+            response = client.post(f"{url}{action}/")
+            assert response.status_code == 403, (action, response.content)
+            assert response.json()["code"] == "not_tournament_owner"
+    assert alice_api.get(url).json()["status"] == "draft"
+    few = alice_api.post(f"{url}start/")  # one entrant, two seats per table
+    assert few.status_code == 409 and few.json()["code"] == "tournament_conflict"
+    charlie.is_staff = True
+    charlie.save(update_fields=["is_staff"])
+    cancelled = charlie_api.post(f"{url}cancel/")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    late = bob_api.post(f"/api/tournaments/{tournament['id']}/entrants/", {"bot": bob_bot.pk},
+                        format="json")
+    assert late.status_code == 409 and late.json()["code"] == "tournament_conflict"
+    again = alice_api.post(f"{url}cancel/")
+    assert again.status_code == 409 and again.json()["code"] == "tournament_conflict"
+
+
+def test_standings_leaderboard_and_history_answer_everyone_signed_in(
+    alice_api: APIClient, charlie_api: APIClient, alice_bot: Bot
+) -> None:
+    tournament = create(alice_api)
+    standings = charlie_api.get(f"/api/tournaments/{tournament['id']}/standings/")
+    assert standings.status_code == 200, standings.content
+    assert standings.json()["final"] is False and standings.json()["tournament"] == tournament[
+        "id"]
+    board = charlie_api.get("/api/leaderboard/")
+    assert board.status_code == 200 and board.json()["results"] == []
+    history = charlie_api.get(f"/api/bots/{alice_bot.pk}/ratings/")
+    assert history.status_code == 200
+    assert history.json() == {"bot": alice_bot.pk, "rule_set": "official", "elo": None,
+                              "games": 0, "history": []}
+    assert charlie_api.get("/api/bots/999999/ratings/").status_code == 404
+    for bad in ("verified=maybe", "active=", "colour=red"):
+        assert charlie_api.get(f"/api/leaderboard/?{bad}").status_code == 400, bad
+
+
+def test_nothing_is_answered_without_signing_in(alice_api: APIClient) -> None:
+    tournament = create(alice_api)
+    anonymous = APIClient()
+    for url in ("/api/tournaments/", f"/api/tournaments/{tournament['id']}/",
+                f"/api/tournaments/{tournament['id']}/standings/", "/api/leaderboard/"):
+        assert anonymous.get(url).status_code == 401, url
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tournament_started_over_the_api_plays_in_the_background_to_its_standings(
+    alice: Any, bob: Any, charlie_api: APIClient, settings: Any
+) -> None:
+    """The embedded default (no broker): the start answers at once, the games run on a
+    thread of the server's process, and progress, standings, the leaderboard and the rating
+    history follow them. Real HTTP bots on 127.0.0.1."""
+    import time
+
+    from bots.serve import serve_in_thread
+    from tests.bots.helpers import close_default_transport
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    stops = []
+    try:
+        bots = []
+        for owner, name, strategy in ((alice, "alices-bot", "heuristic"),
+                                      (bob, "bobs-bot", "random")):
+            bot = verified_bot(owner, name)
+            url, stop = serve_in_thread(strategy, bot.secret)
+            stops.append(stop)
+            Bot.objects.filter(pk=bot.pk).update(url=url)
+            bots.append(bot)
+        alice_api, bob_api = client_for(alice), client_for(bob)
+        tournament = create(alice_api, options={"single_hand": True}, games_per_pairing=4,
+                            duplicate_deals=True)
+        assert enter(alice_api, tournament, bots[0]).status_code == 201
+        assert enter(bob_api, tournament, bots[1]).status_code == 201
+        started = alice_api.post(f"/api/tournaments/{tournament['id']}/start/")
+        assert started.status_code == 200, started.content
+        assert started.json()["status"] == "running"
+        assert started.json()["progress"]["games_total"] == 4
+        seen = started.json()
+        for _ in range(1200):  # bounded: 120 s
+            seen = charlie_api.get(f"/api/tournaments/{tournament['id']}/").json()
+            if seen["status"] == "finished":
+                break
+            time.sleep(0.1)
+        assert seen["status"] == "finished", seen
+        assert seen["progress"]["games_done"] == 4 and seen["progress"]["matches_done"] == 1
+        assert seen["progress"]["eta_seconds"] is None
+        table = charlie_api.get(f"/api/tournaments/{tournament['id']}/standings/").json()
+        assert table["final"] is True
+        assert sorted(line["name"] for line in table["standings"]) == ["alices-bot", "bobs-bot"]
+        assert sum(line["games"] for line in table["standings"]) == 8  # two seats a game
+        assert all(line["low"] <= line["rating"] <= line["high"] for line in table["standings"])
+        board = charlie_api.get("/api/leaderboard/?rule_set=single_hand").json()["results"]
+        assert [row["rank"] for row in board] == [1, 2]
+        assert board[0]["elo"] >= board[1]["elo"] and all(row["games"] == 4 for row in board)
+        history = charlie_api.get(f"/api/bots/{bots[0].pk}/ratings/?rule_set=single_hand")
+        points = history.json()["history"]
+        assert len(points) == 4 and points[-1]["after"] == history.json()["elo"]
+        assert all(a["after"] == b["before"] for a, b in itertools.pairwise(points))
+        mine = charlie_api.get("/api/leaderboard/?rule_set=single_hand&owner=bob").json()
+        assert [row["name"] for row in mine["results"]] == ["bobs-bot"]
+    finally:
+        close_default_transport()
+        for stop in stops:
+            stop()

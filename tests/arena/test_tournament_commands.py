@@ -1,0 +1,128 @@
+"""``manage.py demo`` and ``manage.py tournament run``: real reference bots over local HTTP (served
+by the commands themselves), the starter bot as a real process, games played in the
+foreground, the tables printed."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from arena import services
+from arena.local_bots import DEMO_USER, REFERENCE, STARTER
+from arena.models import Rating, Tournament, TournamentGame, TournamentStatus
+from arena.terminal import ProgressBar, table
+from bots.models import Bot
+
+# Games run on threads of their own (connections of their own): committed data, not a test
+# transaction they cannot see.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def run(*args: Any) -> str:
+    out = io.StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_the_demo_registers_verifies_and_ranks_the_reference_and_starter_bots() -> None:
+    text = run("demo", "--games-per-pairing", "2", "--seed", "1")
+    bots = {b.name: b for b in Bot.objects.filter(owner__username=DEMO_USER)}
+    assert set(bots) == {*REFERENCE, STARTER}
+    assert all(b.verified and b.enabled for b in bots.values())
+    tournament = Tournament.objects.get()
+    assert tournament.status == TournamentStatus.FINISHED and tournament.finalized_at
+    assert TournamentGame.objects.filter(tournament=tournament).count() == 12  # 6 pairs x 2
+    assert Rating.objects.filter(rule_set="single_hand").count() == 4
+    assert "Leaderboard (single_hand)" in text and "/admin/" in text
+    for name in bots:
+        assert re.search(rf"^\d+\s+{name}\s", text, re.M), text
+    assert "12/12 games" in text
+
+
+def test_running_the_demo_again_reuses_the_bots_and_their_verification() -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    first = {b.name: (b.pk, b.url, b.verified_at) for b in Bot.objects.all()}
+    text = run("demo", "--games-per-pairing", "1", "--no-starter")
+    again = {b.name: (b.pk, b.url, b.verified_at) for b in Bot.objects.all()}
+    assert {name: pk for name, (pk, _, _) in again.items()} == {
+        name: pk for name, (pk, _, _) in first.items()}
+    for name, (_, url, verified_at) in again.items():
+        if url == first[name][1]:  # its old port was free again: the verification stands
+            assert verified_at == first[name][2]
+    assert all(b.verified for b in Bot.objects.all())
+    assert Tournament.objects.filter(status=TournamentStatus.FINISHED).count() == 2
+    assert "Leaderboard" in text
+
+
+def test_tournament_run_creates_and_plays_a_tournament_between_named_bots() -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    text = run("tournament", "run", "--bots", "heuristic", "random", "greedy",
+               "--table-size", "3", "--games-per-pairing", "3", "--duplicate-deals",
+               "--seed", "9", "--options", '{"single_hand": true}', "--name", "Threes")
+    tournament = Tournament.objects.get(name="Threes")
+    assert tournament.status == TournamentStatus.FINISHED and tournament.seed == 9
+    assert tournament.table_size == 3 and tournament.games_done == 3
+    assert "3/3 games" in text and "is finished" in text
+    assert re.search(r"^1\s+\S+\s+3\s", text, re.M), text  # the table: 3 games each
+
+
+def test_tournament_run_plays_an_existing_draft_tournament(alice: Any) -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    demo = Bot.objects.get(name="random").owner
+    tournament = services.tournament_create(owner=demo, name="Existing",
+                                            options={"single_hand": True}, games_per_pairing=2)
+    for name in ("random", "greedy"):
+        services.entrant_enter(tournament_id=tournament.pk,
+                               bot_id=Bot.objects.get(name=name).pk, user=demo)
+    text = run("tournament", "run", str(tournament.pk))
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.FINISHED and tournament.games_done == 2
+    assert f"Tournament {tournament.pk} (Existing) is finished" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "Give either"),
+        (("1", "--bots", "a", "b"), "Give either"),
+        (("424242",), "No tournament 424242"),
+        (("--bots", "nobody-by-that-name", "random"), "No bot named"),
+    ],
+)
+def test_tournament_run_refuses_what_it_cannot_run(args: tuple[str, ...], message: str) -> None:
+    with pytest.raises(CommandError, match=message):
+        run("tournament", "run", *args)
+
+
+def test_the_progress_bar_redraws_in_place_on_a_terminal_and_prints_lines_elsewhere() -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    step = {"games_done": 1, "games_total": 4, "matches_done": 0, "matches_total": 2,
+            "eta_seconds": 3.0}
+    for out, tty in ((Tty(), True), (io.StringIO(), False)):
+        bar = ProgressBar(out)
+        bar.update(step)
+        bar.update(step)  # unchanged: not drawn again
+        bar.update({**step, "games_done": 4, "matches_done": 2, "eta_seconds": None})
+        bar.finish()
+        text = out.getvalue()
+        if tty:
+            assert text.count("\r") == 2 and text.endswith("\n") and text.count("\n") == 1
+        else:
+            assert "\r" not in text and text.count("\n") == 2
+        assert "1/4 games" in text and "4/4 games" in text and "about 3s left" in text
+
+
+def test_tables_align_numbers_right_and_text_left() -> None:
+    out = table(["bot", "Elo", "win rate"], [["a", 1500.0, "50%"], ["longer", 1612.25, "100%"]])
+    lines = out.splitlines()
+    assert lines[0] == "bot        Elo  win rate"
+    assert lines[2] == "a       1500.0       50%"
+    assert lines[3] == "longer  1612.2      100%"
