@@ -4,11 +4,15 @@ tournament's state written directly (a page test needs the rows, not the Celery 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
+from django.utils import timezone
+
+from bots.models import Bot, BotCall, BotCounter, CallKind
 from games import services
 from games import uno as engine
-from games.models import Game, GameStatus
+from games.models import Game, GameStatus, Seat
 
 
 def finished_game(first: Any, second: Any, *, seed: int = 0) -> Game:
@@ -31,3 +35,119 @@ def play_out(game_id: int, *, seed: int = 0, max_moves: int = 5000) -> Game:
         move = engine.random_move(engine.legal_moves(state, seat), rng)
         services.move_play(game_id=game_id, seat=seat, move=move, expected_version=game.version)
     raise AssertionError(f"game {game_id} did not finish in {max_moves} moves")
+
+
+@dataclass
+class World:
+    """Three bots with official Elo ratings and histories, a finished tournament with
+    Bradley-Terry intervals, and a running one with games done and matches pending."""
+
+    bots: dict[str, Any]
+    games: list[Game]
+    finished: Any
+    running: Any
+
+
+def bot_games(owner: Any, opponent: Any, bots: list[Any], count: int) -> list[Game]:
+    """Finished games, then seated by ``bots`` (the page tests need the rows, not the calls)."""
+    games = []
+    for i in range(count):
+        game = finished_game(owner, opponent, seed=i)
+        for index, bot in enumerate(bots if i % 2 == 0 else bots[::-1]):
+            Seat.objects.filter(game=game, index=index).update(user=None, bot=bot)
+        games.append(game)
+    return games
+
+
+def build_world(alice: Any, bob: Any) -> World:
+    from arena.models import (
+        Entrant,
+        Match,
+        MatchStatus,
+        Rating,
+        RatingChange,
+        Tournament,
+        TournamentGame,
+        TournamentStatus,
+    )
+
+    bots = {
+        name: Bot.objects.create(owner=owner, name=name, url=f"http://127.0.0.1:9/{name}",
+                                 secret="s" * 32, verified=verified)
+        for name, owner, verified in (("heuristic", alice, True), ("greedy", bob, True),
+                                      ("random", bob, False))
+    }
+    heuristic, greedy, random_bot = bots["heuristic"], bots["greedy"], bots["random"]
+    games = bot_games(alice, bob, [heuristic, greedy], 4)
+    ratings = {name: Rating.objects.create(bot=bot, rule_set="official", elo=1500.0)
+               for name, bot in bots.items()}
+    elo = {"heuristic": 1500.0, "greedy": 1500.0}
+    for n, game in enumerate(games):
+        winner = "heuristic" if n != 1 else "greedy"
+        for name in elo:
+            before = elo[name]
+            elo[name] = before + (8.0 if name == winner else -8.0)
+            RatingChange.objects.create(rating=ratings[name], game=game, before=before,
+                                        after=elo[name])
+    for name, value in elo.items():
+        Rating.objects.filter(pk=ratings[name].pk).update(elo=value, games=4,
+                                                          wins=3 if name == "heuristic" else 1)
+    Rating.objects.filter(pk=ratings["random"].pk).update(elo=1480.0, games=2, wins=0)
+    for bot, latencies in ((heuristic, [3.0, 4.0, 5.0, 40.0]), (greedy, [2.0, 2.5])):
+        BotCall.objects.bulk_create(
+            BotCall(bot=bot, kind=CallKind.TURN, status=200, latency_ms=ms) for ms in latencies)
+    BotCounter.objects.create(bot=random_bot, name="strike:timeout", count=2)
+
+    now = timezone.now()
+    common = {"owner": alice, "options": {}, "rule_set": "official", "seed": 7}
+    finished = Tournament.objects.create(
+        name="Spring cup", status=TournamentStatus.FINISHED, started_at=now, finished_at=now,
+        finalized_at=now, matches_total=1, matches_done=1, games_total=2, games_done=2,
+        standings=[
+            {"bot": heuristic.pk, "games": 2, "wins": 2, "points": 120, "points_left": 0,
+             "strikes": 0, "forfeits": 0},
+            {"bot": greedy.pk, "games": 2, "wins": 0, "points": 0, "points_left": 80,
+             "strikes": 0, "forfeits": 0},
+        ],
+        bradley_terry={"ratings": [
+            {"bot": heuristic.pk, "rating": 1620.0, "low": 1540.0, "high": 1710.0, "games": 2},
+            {"bot": greedy.pk, "rating": 1380.0, "low": 1290.0, "high": 1460.0, "games": 2},
+        ]},
+        **common,
+    )
+    running = Tournament.objects.create(
+        name="Live cup", status=TournamentStatus.RUNNING, started_at=now, matches_total=3,
+        matches_done=1, games_total=6, games_done=2,
+        standings=[
+            {"bot": heuristic.pk, "games": 2, "wins": 1, "points": 40, "points_left": 10,
+             "strikes": 0, "forfeits": 0},
+            {"bot": greedy.pk, "games": 2, "wins": 1, "points": 10, "points_left": 40,
+             "strikes": 0, "forfeits": 0},
+            {"bot": random_bot.pk, "games": 0, "wins": 0, "points": 0, "points_left": 0,
+             "strikes": 0, "forfeits": 0},
+        ],
+        **common,
+    )
+    for tournament, entrants in ((finished, [heuristic, greedy]),
+                                 (running, [heuristic, greedy, random_bot])):
+        Entrant.objects.bulk_create(Entrant(tournament=tournament, bot=b) for b in entrants)
+    done = Match.objects.create(tournament=finished, number=1, bots=[heuristic.pk, greedy.pk],
+                                status=MatchStatus.DONE, games_total=2, games_done=2)
+    live = [
+        Match.objects.create(tournament=running, number=n, bots=pair, status=status,
+                             games_total=2, games_done=played)
+        for n, pair, status, played in (
+            (1, [heuristic.pk, greedy.pk], MatchStatus.DONE, 2),
+            (2, [heuristic.pk, random_bot.pk], MatchStatus.RUNNING, 0),
+            (3, [greedy.pk, random_bot.pk], MatchStatus.PENDING, 0),
+        )
+    ]
+    for number, (match, game) in enumerate(
+        [(done, games[0]), (done, games[1]), (live[0], games[2]), (live[0], games[3])]
+    ):
+        TournamentGame.objects.create(
+            match=match, tournament=match.tournament, game=game, number=number % 2 + 1,
+            deal=game.seed, seats=[s.bot_id for s in game.seats.order_by("index")],
+            result={"winner": game.winner},
+        )
+    return World(bots, games, finished, running)
