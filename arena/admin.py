@@ -26,8 +26,9 @@ from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
+from rest_framework.exceptions import APIException
 
-from arena import admin_tables
+from arena import admin_tables, services
 from arena.models import (
     Entrant,
     Match,
@@ -286,11 +287,9 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
 
     def _call(self, request: HttpRequest, tournament: Tournament, service: str,
               done: str) -> bool:
-        from arena import services  # at call time: services import the tasks, and Celery
-
         try:
             getattr(services, service)(tournament_id=tournament.pk, user=request.user)
-        except Exception as error:  # the service's refusal (wrong state, no entrants...)
+        except APIException as error:  # the service's refusal (wrong state, no entrants...)
             self.message_user(request, f"{tournament.name}: {_reason(error)}", messages.ERROR)
             return False
         self.message_user(request, f"{done} {tournament.name}.", messages.SUCCESS)
@@ -328,9 +327,14 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
         return super().render_change_form(request, context, *args, **kwargs)
 
 
-def _reason(error: Exception) -> str:
-    detail = getattr(error, "detail", None) or getattr(error, "message", None)
-    return str(detail or error or type(error).__name__)
+def _reason(error: APIException) -> str:
+    detail = error.detail
+    if isinstance(detail, dict):
+        return "; ".join(f"{field}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                         for field, v in detail.items())
+    if isinstance(detail, list):
+        return " ".join(map(str, detail))
+    return str(detail)
 
 
 # --- bots: the bots app's page, with ratings, recent games and the call log --------------------

@@ -161,3 +161,39 @@ def test_anonymous_visitors_are_sent_to_the_login(world: World) -> None:
         response = client.get(path)
         assert response.status_code == 302, path
         assert response["Location"].startswith("/admin/login/"), path
+
+
+def _draft(world: World, owner: Any, *names: str) -> Tournament:
+    from arena.models import Entrant
+
+    draft = Tournament.objects.create(name="Draft cup", owner=owner, options={},
+                                      rule_set="official", seed=11)
+    Entrant.objects.bulk_create(Entrant(tournament=draft, bot=world.bots[n]) for n in names)
+    return draft
+
+
+def test_staff_start_a_draft_tournament_with_the_changelist_action(
+    staff: Client, world: World, alice: Any
+) -> None:
+    draft = _draft(world, alice, "heuristic", "greedy")
+    page = staff.get(f"/admin/arena/tournament/{draft.pk}/change/").content.decode()
+    assert 'id="tournament-start"' in page
+    response = staff.post("/admin/arena/tournament/", {
+        "action": "start_tournaments", "_selected_action": [str(draft.pk)]}, follow=True)
+    assert "Started Draft cup." in response.content.decode()
+    draft.refresh_from_db()
+    assert draft.status == TournamentStatus.RUNNING
+    assert draft.matches.count() == 1 and draft.games_total == draft.games_per_pairing
+
+
+def test_a_start_the_service_refuses_is_told_and_changes_nothing(
+    staff: Client, world: World, alice: Any
+) -> None:
+    lonely = _draft(world, alice, "heuristic")  # one entrant: no round robin to play
+    response = staff.post(f"/admin/arena/tournament/{lonely.pk}/start/", follow=True)
+    assert response.status_code == 200
+    assert 'class="error"' in response.content.decode()
+    lonely.refresh_from_db()
+    assert lonely.status == TournamentStatus.DRAFT and lonely.matches.count() == 0
+    again = staff.post(f"/admin/arena/tournament/{world.running.pk}/start/", follow=True)
+    assert "already started" in again.content.decode()
