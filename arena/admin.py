@@ -35,7 +35,6 @@ from arena.models import (
     Rating,
     RatingChange,
     Tournament,
-    TournamentGame,
     TournamentStatus,
 )
 from bots import selectors as bot_selectors
@@ -175,35 +174,6 @@ class EntrantInline(ReadOnly, admin.TabularInline):
     readonly_fields = fields
 
 
-class TournamentGameInline(ReadOnly, admin.TabularInline):
-    """Every game of the tournament, each linking to its game page (move log, replay)."""
-
-    model = TournamentGame
-    extra = 0
-    fields = ("number", "game_link", "match", "seats_shown", "winner_shown", "finished_at")
-    readonly_fields = fields
-    ordering = ("number",)
-    verbose_name_plural = "games"
-
-    def get_queryset(self, request: HttpRequest) -> QuerySet[TournamentGame]:
-        return super().get_queryset(request).select_related("game", "match")
-
-    @admin.display(description="Game")
-    def game_link(self, row: TournamentGame) -> SafeString:
-        url = reverse("admin:games_game_change", args=[row.game_id])
-        return format_html('<a href="{}" class="tournament-game">game {}</a> ({})', url,
-                           row.game_id, row.game.get_status_display())
-
-    @admin.display(description="Seats (bot ids)")
-    def seats_shown(self, row: TournamentGame) -> str:
-        return ", ".join(str(bot) for bot in row.seats or [])
-
-    @admin.display(description="Winner seat")
-    def winner_shown(self, row: TournamentGame) -> str:
-        winner = (row.result or {}).get("winner")
-        return "" if winner is None else str(winner)
-
-
 class MatchInline(ReadOnly, admin.TabularInline):
     model = Match
     extra = 0
@@ -233,10 +203,11 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
                            "table_size", "games_per_pairing", "duplicate_deals",
                            "turn_timeout_ms", "max_strikes", "seed", "rated")}),
         ("Standings", {"fields": ("standings_table",)}),
+        ("Games", {"fields": ("games_table",)}),
         ("Times", {"fields": ("created_at", "started_at", "finished_at", "finalized_at")}),
     ]
-    readonly_fields = ("progress_bar", "standings_table")
-    inlines = [EntrantInline, MatchInline, TournamentGameInline]
+    readonly_fields = ("progress_bar", "standings_table", "games_table")
+    inlines = [EntrantInline, MatchInline]
     actions = ["start_tournaments", "cancel_tournaments"]
     change_form_template = "admin/arena/tournament/change_form.html"
 
@@ -263,6 +234,13 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
         return SafeString(render_to_string(
             "admin/arena/standings.html",
             {"rows": admin_tables.standings_rows(tournament), "tournament": tournament},
+        ))
+
+    @admin.display(description="Every game")
+    def games_table(self, tournament: Tournament) -> SafeString:
+        return SafeString(render_to_string(
+            "admin/arena/tournament_games.html",
+            {"rows": admin_tables.tournament_games(tournament)},
         ))
 
     # Start and cancel: the tournament's owner or staff may, says the service; here everyone

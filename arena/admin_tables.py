@@ -191,3 +191,21 @@ def recent_games(bot: Bot, limit: int = RECENT_GAMES) -> list[dict[str, Any]]:
         rows.append({"game": game, "seat": seat.index, "opponents": others.get(game.pk, []),
                      "outcome": outcome, "tournament_id": tournaments.get(game.pk)})
     return rows
+
+
+def tournament_games(tournament: Tournament) -> list[dict[str, Any]]:
+    """Every game of the tournament, with its bots' names by seat and the winner's name: two
+    queries, however many games."""
+    records = list(TournamentGame.objects.filter(tournament=tournament)
+                   .select_related("game", "match").order_by("number", "id"))
+    ids = {bot for r in records for bot in r.seats or [] if isinstance(bot, int)}
+    names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
+    rows = []
+    for record in records:
+        seats = [names.get(bot, f"bot {bot}") for bot in record.seats or []]
+        winner = (record.result or {}).get("winner")
+        rows.append({
+            "record": record, "game": record.game, "match": record.match, "seats": seats,
+            "winner": seats[winner] if isinstance(winner, int) and winner < len(seats) else "",
+        })
+    return rows

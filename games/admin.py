@@ -66,7 +66,7 @@ class GameAdmin(ReadOnly, admin.ModelAdmin):
     list_filter = ("status", "end_reason")
     search_fields = ("id", "created_by__username")
     fieldsets = [
-        (None, {"fields": ("status", "end_reason", "players", "replay_download", "winner",
+        (None, {"fields": ("status", "end_reason", "players", "replay_download", "winner_shown",
                            "scores", "options", "version", "move_count", "awaiting",
                            "hand_number", "turn_seconds", "max_strikes", "created_by",
                            "created_at", "started_at", "finished_at", "updated_at")}),
@@ -75,7 +75,8 @@ class GameAdmin(ReadOnly, admin.ModelAdmin):
     ]
     readonly_fields = ("options", "seed", "state", "version", "move_count", "awaiting",
                        "hand_number", "scores", "winner", "created_at", "started_at",
-                       "finished_at", "updated_at", "players", "replay_download", "move_log")
+                       "finished_at", "updated_at", "players", "replay_download", "move_log",
+                       "winner_shown")
     inlines = [SeatInline]
     actions = ["abort"]
 
@@ -105,6 +106,13 @@ class GameAdmin(ReadOnly, admin.ModelAdmin):
         return format_html_join(
             "", "<div>seat {}: {}</div>", ((s.index, s.player or "(open)") for s in seats)
         )
+
+    @admin.display(description="Winner")
+    def winner_shown(self, game: Game) -> str:
+        if game.winner is None:
+            return ""
+        seat = game.seats.select_related("user", "bot").filter(index=game.winner).first()
+        return f"seat {game.winner}: {seat.player if seat else '?'}"
 
     @admin.display(description="Replay")
     def replay_download(self, game: Game) -> SafeString | str:

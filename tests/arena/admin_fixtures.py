@@ -18,6 +18,7 @@ from games.models import Game, GameStatus, Seat
 def finished_game(first: Any, second: Any, *, seed: int = 0) -> Game:
     """A single-hand game between two users, played to the end with random legal moves."""
     game = services.game_create(user=first, options={"single_hand": True}, seats=2)
+    Game.objects.filter(pk=game.pk).update(seed=1000 + seed)  # the same deal every run
     services.seat_join(game_id=game.pk, user=second)
     services.game_start(game_id=game.pk, user=first)
     return play_out(game.pk, seed=seed)
@@ -48,12 +49,15 @@ class World:
     running: Any
 
 
-def bot_games(owner: Any, opponent: Any, bots: list[Any], count: int) -> list[Game]:
-    """Finished games, then seated by ``bots`` (the page tests need the rows, not the calls)."""
+def bot_games(owner: Any, opponent: Any, winners: list[Any], loser_of: Any) -> list[Game]:
+    """Finished games (one per entry of ``winners``), then seated by bots: the winner's bot
+    where the game's winner sat, so the move log, results and ratings tell one story."""
     games = []
-    for i in range(count):
+    for i, winner in enumerate(winners):
         game = finished_game(owner, opponent, seed=i)
-        for index, bot in enumerate(bots if i % 2 == 0 else bots[::-1]):
+        loser = loser_of(winner)
+        for index in range(2):
+            bot = winner if index == game.winner else loser
             Seat.objects.filter(game=game, index=index).update(user=None, bot=bot)
         games.append(game)
     return games
@@ -78,12 +82,15 @@ def build_world(alice: Any, bob: Any) -> World:
                                       ("random", bob, False))
     }
     heuristic, greedy, random_bot = bots["heuristic"], bots["greedy"], bots["random"]
-    games = bot_games(alice, bob, [heuristic, greedy], 4)
+    # Spring cup: heuristic beats greedy twice; the live cup: one win each.
+    story = [heuristic, heuristic, greedy, heuristic]
+    games = bot_games(alice, bob, story,
+                      lambda winner: greedy if winner == heuristic else heuristic)
     ratings = {name: Rating.objects.create(bot=bot, rule_set="official", elo=1500.0)
                for name, bot in bots.items()}
     elo = {"heuristic": 1500.0, "greedy": 1500.0}
     for n, game in enumerate(games):
-        winner = "heuristic" if n != 1 else "greedy"
+        winner = story[n].name
         for name in elo:
             before = elo[name]
             elo[name] = before + (8.0 if name == winner else -8.0)
