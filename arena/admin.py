@@ -18,7 +18,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
-from django.db.models import Count, ExpressionWrapper, F, FloatField, OuterRef, QuerySet, Subquery
+from django.db.models import Count, ExpressionWrapper, F, FloatField, QuerySet
 from django.db.models.functions import NullIf
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.loader import render_to_string
@@ -28,7 +28,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import APIException
 
-from arena import admin_tables, services
+from arena import admin_tables, selectors, services
 from arena.models import (
     Entrant,
     Match,
@@ -37,7 +37,6 @@ from arena.models import (
     Tournament,
     TournamentStatus,
 )
-from bots import selectors as bot_selectors
 from bots.admin import BotAdmin
 from bots.models import Bot
 from games.admin import ReadOnly
@@ -53,8 +52,8 @@ class RuleSetFilter(admin.SimpleListFilter):
     parameter_name = "rule_set"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        names = set(Rating.objects.values_list("rule_set", flat=True).distinct()) | {OFFICIAL}
-        return [(name, name) for name in sorted(names, key=lambda n: (n != OFFICIAL, n))]
+        names = selectors.rule_sets()
+        return [(name, name) for name in (names if OFFICIAL in names else [OFFICIAL, *names])]
 
     def value(self) -> str:
         return str(super().value() or OFFICIAL)
@@ -73,15 +72,16 @@ class RuleSetFilter(admin.SimpleListFilter):
 
 
 class LeaderboardChangeList(ChangeList):
-    """Reads what a page's rows need once for the page (intervals, latency), not per cell."""
+    """The page's rows with what the API's leaderboard says of each bot (``arena.selectors``:
+    rank, interval, latency, strikes), so the admin and the API never disagree."""
 
     def get_results(self, request: HttpRequest) -> None:
         super().get_results(request)
         self.result_list = list(self.result_list)
-        intervals = admin_tables.latest_intervals(self.result_list)
+        rule_set = request.GET.get("rule_set") or OFFICIAL
+        board = {row["bot"]: row for row in selectors.leaderboard(rule_set=rule_set)}
         for rating in self.result_list:
-            rating.interval = intervals.get(rating.pk)
-            rating.latency = bot_selectors.latency(bot=rating.bot)
+            rating.board = board.get(rating.bot_id, {})
 
 
 @admin.register(Rating)
@@ -100,12 +100,11 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
         return LeaderboardChangeList
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Rating]:
-        better = (Rating.objects.filter(rule_set=OuterRef("rule_set"), elo__gt=OuterRef("elo"))
-                  .values("rule_set").annotate(n=Count("id")).values("n"))
+        # Sortable columns; what they show comes from the selector (LeaderboardChangeList).
         win_rate = ExpressionWrapper(F("wins") * 1.0 / NullIf(F("games"), 0),
                                      output_field=FloatField())
         return super().get_queryset(request).annotate(
-            better=Subquery(better), win_rate=win_rate, strikes=admin_tables.strikes_subquery()
+            win_rate=win_rate, strikes=admin_tables.strikes_subquery()
         )
 
     def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
@@ -114,8 +113,8 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
         return super().changelist_view(request, extra_context=context)
 
     @admin.display(description="#")
-    def rank(self, rating: Any) -> int:
-        return int(rating.better or 0) + 1  # among all bots of the rule set, filters aside
+    def rank(self, rating: Any) -> int | None:
+        return rating.board.get("rank")  # among all bots of the rule set, filters aside
 
     @admin.display(description="Bot", ordering="bot__name")
     def bot_link(self, rating: Rating) -> SafeString:
@@ -130,24 +129,25 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
     def elo_shown(self, rating: Rating) -> str:
         return f"{rating.elo:.0f}"
 
-    @admin.display(description="Bradley-Terry [95% interval]")
-    def interval_shown(self, rating: Any) -> str:
-        return admin_tables.interval_text(getattr(rating, "interval", None))
+    @admin.display(description="Bradley-Terry 95% interval")
+    def interval_shown(self, rating: Any) -> str | None:
+        interval = rating.board.get("interval")
+        if not interval or interval.get("low") is None:
+            return None
+        return f"[{interval['low']:.0f}, {interval['high']:.0f}]"
 
     @admin.display(description="Win rate", ordering="win_rate")
     def win_rate_shown(self, rating: Any) -> str:
         return "" if rating.win_rate is None else f"{100 * rating.win_rate:.0f}%"
 
     @admin.display(description="Latency p50 / p99 (ms)")
-    def latency_shown(self, rating: Any) -> str:
-        latency = getattr(rating, "latency", None) or {}
-        if latency.get("p50_ms") is None:
-            return ""
-        return f"{latency['p50_ms']:g} / {latency['p99_ms']:g}"
+    def latency_shown(self, rating: Any) -> str | None:
+        p50, p99 = rating.board.get("latency_p50_ms"), rating.board.get("latency_p99_ms")
+        return None if p50 is None else f"{p50:g} / {p99:g}"
 
     @admin.display(description="Strikes", ordering="strikes")
     def strikes_shown(self, rating: Any) -> int:
-        return int(rating.strikes or 0)
+        return int(rating.board.get("strikes") or 0)
 
     @admin.display(description="Verified", boolean=True, ordering="bot__verified")
     def verified(self, rating: Rating) -> bool:

@@ -11,9 +11,9 @@ from typing import Any
 from django.db.models import OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
-from arena import charts
-from arena.models import Rating, RatingChange, Tournament, TournamentGame, TournamentStatus
-from bots.models import Bot, BotCounter
+from arena import charts, selectors
+from arena.models import Rating, Tournament, TournamentGame
+from bots.models import Bot
 from games.models import Seat
 
 RECENT_GAMES = 20
@@ -61,11 +61,10 @@ def _bot_id(row: dict[str, Any]) -> int | None:
     return None
 
 
-def bt_intervals(tournament: Tournament) -> dict[int, tuple[float, float, float]]:
-    """Bot id -> (rating, low, high) from the tournament's stored Bradley-Terry result. The
-    result is a list of rows (or ``{"ratings": [...]}`` or ``{bot id: row}``); a row names its
-    bot and has ``rating``, ``low``, ``high`` (NaN or None when unknown)."""
-    data: Any = tournament.bradley_terry or {}
+def bt_intervals(result: Any) -> dict[int, tuple[float, float, float]]:
+    """Bot id -> (rating, low, high) from a tournament's Bradley-Terry result
+    (``{"ratings": [{"bot", "rating", "low", "high"}, ...]}``; low/high None when unknown)."""
+    data: Any = result or {}
     if isinstance(data, dict) and isinstance(data.get("ratings"), list | dict):
         data = data["ratings"]
     rows: list[tuple[int | None, Any]]
@@ -100,44 +99,21 @@ def interval_text(interval: tuple[float, float, float] | None) -> str:
     return f"{rating:.0f} [{low:.0f}, {high:.0f}]"
 
 
-def latest_intervals(ratings: list[Rating]) -> dict[int, tuple[float, float, float] | None]:
-    """Rating id -> the bot's Bradley-Terry interval from the latest finished tournament it
-    played in that rule set (None without one). One query per rule set on the page."""
-    out: dict[int, tuple[float, float, float] | None] = {}
-    by_rule_set: dict[str, list[Rating]] = {}
-    for rating in ratings:
-        by_rule_set.setdefault(rating.rule_set, []).append(rating)
-    for rule_set, group in by_rule_set.items():
-        bots = {r.bot_id for r in group}
-        finished = (Tournament.objects.filter(
-            status=TournamentStatus.FINISHED, rule_set=rule_set, entrants__bot_id__in=bots)
-            .distinct().order_by("-finished_at", "-id")
-            .prefetch_related("entrants"))
-        latest: dict[int, tuple[float, float, float] | None] = {}
-        for tournament in finished:
-            intervals = bt_intervals(tournament)
-            for entrant in tournament.entrants.all():
-                if entrant.bot_id in bots and entrant.bot_id not in latest:
-                    latest[entrant.bot_id] = intervals.get(entrant.bot_id)
-            if len(latest) == len(bots):
-                break
-        out.update({r.pk: latest.get(r.bot_id) for r in group})
-    return out
-
-
 def strikes_subquery() -> Coalesce:
-    """A bot's strikes, all reasons together (its ``strike:<reason>`` counters)."""
-    total = (BotCounter.objects.filter(bot_id=OuterRef("bot_id"), name__startswith="strike:")
-             .values("bot_id").annotate(total=Sum("count")).values("total"))
+    """A bot's strikes at every table it sat at (as ``arena.selectors.leaderboard`` counts
+    them), for sorting the leaderboard by them."""
+    total = (Seat.objects.filter(bot_id=OuterRef("bot_id")).values("bot_id")
+             .annotate(total=Sum("strikes")).values("total"))
     return Coalesce(Subquery(total), 0)
 
 
 def standings_rows(tournament: Tournament) -> list[dict[str, Any]]:
-    """The stored standings with each bot's name and Bradley-Terry interval attached."""
-    rows = [dict(row) for row in tournament.standings or [] if isinstance(row, dict)]
+    """The standings (final, or of the games so far) with each bot's name and Bradley-Terry
+    rating and interval (final, or fitted to the games so far) attached."""
+    rows = [dict(row) for row in selectors.tournament_standings(tournament=tournament)]
     ids = {i for i in (_bot_id(row) for row in rows) if i is not None}
     names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
-    intervals = bt_intervals(tournament)
+    intervals = bt_intervals(selectors.tournament_bradley_terry(tournament=tournament))
     for rank, row in enumerate(rows, start=1):
         bot = _bot_id(row)
         games = row.get("games") or 0
@@ -159,7 +135,7 @@ def rating_charts(bot: Bot) -> list[dict[str, Any]]:
     ratings = sorted(Rating.objects.filter(bot=bot), key=lambda r: (r.rule_set != "official",
                                                                      r.rule_set))
     for rating in ratings:
-        changes = list(RatingChange.objects.filter(rating=rating).order_by("id")
+        changes = list(selectors.rating_history(bot=bot, rule_set=rating.rule_set)
                        .values_list("before", "after"))
         points = [(0, changes[0][0])] if changes else []
         points += [(i, after) for i, (_, after) in enumerate(changes, start=1)]

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from bots.models import Bot, BotCall, BotCounter, CallKind
+from bots.models import Bot, BotCall, CallKind
 from games import services
 from games import uno as engine
 from games.models import Game, GameStatus, Seat
@@ -64,6 +64,7 @@ def bot_games(owner: Any, opponent: Any, winners: list[Any], loser_of: Any) -> l
 
 
 def build_world(alice: Any, bob: Any) -> World:
+    from arena import services as arena_services
     from arena.models import (
         Entrant,
         Match,
@@ -103,7 +104,8 @@ def build_world(alice: Any, bob: Any) -> World:
     for bot, latencies in ((heuristic, [3.0, 4.0, 5.0, 40.0]), (greedy, [2.0, 2.5])):
         BotCall.objects.bulk_create(
             BotCall(bot=bot, kind=CallKind.TURN, status=200, latency_ms=ms) for ms in latencies)
-    BotCounter.objects.create(bot=random_bot, name="strike:timeout", count=2)
+    # greedy timed out once in its first game (a strike at that table).
+    Seat.objects.filter(game=games[0], bot=greedy).update(strikes=1)
 
     now = timezone.now()
     common = {"owner": alice, "options": {}, "rule_set": "official", "seed": 7}
@@ -155,6 +157,6 @@ def build_world(alice: Any, bob: Any) -> World:
         TournamentGame.objects.create(
             match=match, tournament=match.tournament, game=game, number=number % 2 + 1,
             deal=game.seed, seats=[s.bot_id for s in game.seats.order_by("index")],
-            result={"winner": game.winner},
+            result=arena_services.game_result(game),
         )
     return World(bots, games, finished, running)
