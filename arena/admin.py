@@ -321,6 +321,8 @@ admin.site.unregister(Bot)
 
 @admin.register(Bot)
 class ArenaBotAdmin(BotAdmin):
+    """Any staff member may view a bot's page; changing it still takes the permission."""
+
     fields = None
     fieldsets = [
         (None, {"fields": BotAdmin.fields}),
@@ -331,6 +333,12 @@ class ArenaBotAdmin(BotAdmin):
 
     class Media:
         css = {"all": ("arena/admin.css",)}
+
+    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
 
     @admin.display(description="Elo over rated games")
     def rating_charts(self, bot: Bot) -> SafeString:

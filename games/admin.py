@@ -41,7 +41,14 @@ MOVE_VERBS = {
 
 
 class ReadOnly:
-    """Browse, never change: no add, change or delete."""
+    """Browse, never change: no add, change or delete. Every staff member may browse (staff see
+    everything, without per-model permissions to hand out); others never reach the admin."""
+
+    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
