@@ -46,7 +46,7 @@ from arena.models import (
 from arena.ratings import EloLadder, GameResult, bradley_terry, canonical_rule_set, standings
 from bots.models import Bot
 from games import services as game_services
-from games.models import Game, Seat
+from games.models import Game, GameStatus, Seat
 from games.uno.cards import POINTS, POINTS_2022
 
 log = logging.getLogger(__name__)
@@ -323,26 +323,33 @@ def game_begin(*, match_id: int, token: str, item: Mapping[str, Any]) -> Game | 
     return game
 
 
-def live_abort(*, match_id: int, token: str) -> int:
-    """Abort the games a dead worker left live (unrecorded) on the match now claimed by
-    ``token``: they are played again from the same seed. Returns how many."""
+def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
+    """Settle the games a dead worker left live (unrecorded) on the match now claimed by
+    ``token``: one that finished is recorded as it is; one still running is aborted and will
+    be dealt again from the same seed. Returns (recorded, aborted)."""
     match = Match.objects.get(pk=match_id)
-    recorded = set(TournamentGame.objects.filter(match=match).values_list("number", flat=True))
-    aborted = 0
+    recorded_numbers = set(TournamentGame.objects.filter(match=match)
+                           .values_list("number", flat=True))
+    recorded = aborted = 0
     for number, game_id in match.live.items():
-        if int(number) in recorded:
+        if int(number) in recorded_numbers:
+            continue
+        status = Game.objects.filter(pk=game_id).values_list("status", flat=True).first()
+        if status == GameStatus.FINISHED:
+            recorded += game_record(match_id=match_id, token=token, number=int(number),
+                                    game_id=game_id)
             continue
         try:
             game_services.game_abort(game_id=game_id)
             aborted += 1
         except ApiError:
-            pass  # already over: it will not be recorded (it is not in the new claim's games)
+            pass  # over already (aborted): it is dealt again
     with transaction.atomic():
         locked = Match.objects.select_for_update().get(pk=match_id)
-        if locked.claim_token == token:
+        if locked.claim_token == token and locked.live:
             locked.live = {}
             locked.save(update_fields=["live"])
-    return aborted
+    return recorded, aborted
 
 
 # --- recording ---------------------------------------------------------------------------------
