@@ -197,3 +197,11 @@ def test_a_start_the_service_refuses_is_told_and_changes_nothing(
     assert lonely.status == TournamentStatus.DRAFT and lonely.matches.count() == 0
     again = staff.post(f"/admin/arena/tournament/{world.running.pk}/start/", follow=True)
     assert "already started" in again.content.decode()
+
+
+def test_a_cancel_without_the_csrf_token_is_refused(root: Any, world: World) -> None:
+    forged = Client(enforce_csrf_checks=True)  # a form posted from another site
+    forged.force_login(root)
+    response = forged.post(f"/admin/arena/tournament/{world.running.pk}/cancel/")
+    assert response.status_code == 403
+    assert Tournament.objects.get(pk=world.running.pk).status == TournamentStatus.RUNNING
