@@ -1,0 +1,353 @@
+"""The admin site is where people browse rankings (staff only, as all of /admin/):
+
+- the leaderboard: the Elo ratings' changelist, one rule set at a time ("official" unless
+  another is picked), best first, with each bot's Bradley-Terry interval from its latest
+  finished tournament, games, win rate, call latency and strikes; search and filters;
+- tournaments: a progress bar, the standings, the games (each linking to its game page with
+  the coloured move log), and start / cancel as actions and buttons calling the services;
+- per bot: the bots app's page plus Elo charts (server-rendered SVG), recent games and the call
+  log. The bots app must not import arena, so arena replaces its Bot admin with a subclass.
+
+Everything here is read-only except the start/cancel actions: tournaments change through
+``arena.services`` only, which keeps the progress counters and ratings consistent."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin, messages
+from django.contrib.admin.views.main import ChangeList
+from django.db.models import Count, ExpressionWrapper, F, FloatField, QuerySet
+from django.db.models.functions import NullIf
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.loader import render_to_string
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.views.decorators.http import require_POST
+from rest_framework.exceptions import APIException
+
+from arena import admin_tables, selectors, services
+from arena.models import (
+    Entrant,
+    Match,
+    Rating,
+    RatingChange,
+    Tournament,
+    TournamentStatus,
+)
+from bots.admin import BotAdmin
+from bots.models import Bot
+from games.admin import ReadOnly
+
+OFFICIAL = "official"
+
+
+# --- leaderboard ------------------------------------------------------------------------------
+class RuleSetFilter(admin.SimpleListFilter):
+    """One ladder at a time: the official rules unless another rule set is picked."""
+
+    title = "rule set"
+    parameter_name = "rule_set"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        names = selectors.rule_sets()
+        return [(name, name) for name in (names if OFFICIAL in names else [OFFICIAL, *names])]
+
+    def value(self) -> str:
+        return str(super().value() or OFFICIAL)
+
+    def choices(self, changelist: Any) -> Any:
+        # No "All": ratings of different rule sets are not comparable on one ladder.
+        for lookup, title in self.lookup_choices:
+            yield {
+                "selected": self.value() == str(lookup),
+                "query_string": changelist.get_query_string({self.parameter_name: lookup}),
+                "display": title,
+            }
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Rating]) -> QuerySet[Rating]:
+        return queryset.filter(rule_set=self.value())
+
+
+class LeaderboardChangeList(ChangeList):
+    """The page's rows with what the API's leaderboard says of each bot (``arena.selectors``:
+    rank, interval, latency, strikes), so the admin and the API never disagree."""
+
+    def get_results(self, request: HttpRequest) -> None:
+        super().get_results(request)
+        self.result_list = list(self.result_list)
+        rule_set = request.GET.get("rule_set") or OFFICIAL
+        board = {row["bot"]: row for row in selectors.leaderboard(rule_set=rule_set)}
+        for rating in self.result_list:
+            rating.board = board.get(rating.bot_id, {})
+
+
+@admin.register(Rating)
+class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("rank", "bot_link", "owner", "elo_shown", "interval_shown", "games",
+                    "win_rate_shown", "latency_shown", "strikes_shown", "verified", "enabled")
+    list_display_links = None
+    list_filter = (RuleSetFilter, ("bot__owner", admin.RelatedOnlyFieldListFilter),
+                   "bot__verified", "bot__enabled")
+    search_fields = ("bot__name", "bot__owner__username")
+    list_select_related = ("bot", "bot__owner")
+    ordering = ("-elo", "id")
+    list_per_page = 50
+
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return LeaderboardChangeList
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Rating]:
+        # Sortable columns; what they show comes from the selector (LeaderboardChangeList).
+        win_rate = ExpressionWrapper(F("wins") * 1.0 / NullIf(F("games"), 0),
+                                     output_field=FloatField())
+        return super().get_queryset(request).annotate(
+            win_rate=win_rate, strikes=admin_tables.strikes_subquery()
+        )
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
+        rule_set = request.GET.get("rule_set") or OFFICIAL
+        context = {"title": f"Leaderboard: Elo, {rule_set} rules", **(extra_context or {})}
+        return super().changelist_view(request, extra_context=context)
+
+    @admin.display(description="#")
+    def rank(self, rating: Any) -> int | None:
+        return rating.board.get("rank")  # among all bots of the rule set, filters aside
+
+    @admin.display(description="Bot", ordering="bot__name")
+    def bot_link(self, rating: Rating) -> SafeString:
+        url = reverse("admin:bots_bot_change", args=[rating.bot_id])
+        return format_html('<a href="{}" class="leaderboard-bot">{}</a>', url, rating.bot.name)
+
+    @admin.display(description="Owner", ordering="bot__owner__username")
+    def owner(self, rating: Rating) -> str:
+        return str(rating.bot.owner.get_username())
+
+    @admin.display(description="Elo", ordering="elo")
+    def elo_shown(self, rating: Rating) -> str:
+        return f"{rating.elo:.0f}"
+
+    @admin.display(description="Bradley-Terry 95% interval")
+    def interval_shown(self, rating: Any) -> str | None:
+        interval = rating.board.get("interval")
+        if not interval or interval.get("low") is None:
+            return None
+        return f"[{interval['low']:.0f}, {interval['high']:.0f}]"
+
+    @admin.display(description="Win rate", ordering="win_rate")
+    def win_rate_shown(self, rating: Any) -> str:
+        return "" if rating.win_rate is None else f"{100 * rating.win_rate:.0f}%"
+
+    @admin.display(description="Latency p50 / p99 (ms)")
+    def latency_shown(self, rating: Any) -> str | None:
+        p50, p99 = rating.board.get("latency_p50_ms"), rating.board.get("latency_p99_ms")
+        return None if p50 is None else f"{p50:g} / {p99:g}"
+
+    @admin.display(description="Strikes", ordering="strikes")
+    def strikes_shown(self, rating: Any) -> int:
+        return int(rating.board.get("strikes") or 0)
+
+    @admin.display(description="Verified", boolean=True, ordering="bot__verified")
+    def verified(self, rating: Rating) -> bool:
+        return bool(rating.bot.verified)
+
+    @admin.display(description="Enabled", boolean=True, ordering="bot__enabled")
+    def enabled(self, rating: Rating) -> bool:
+        return bool(rating.bot.enabled)
+
+
+@admin.register(RatingChange)
+class RatingChangeAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("id", "rating", "game", "before", "after", "created_at")
+    list_select_related = ("rating", "rating__bot")
+    search_fields = ("rating__bot__name",)
+    raw_id_fields = ("rating", "game")
+
+
+# --- tournaments --------------------------------------------------------------------------------
+class EntrantInline(ReadOnly, admin.TabularInline):
+    model = Entrant
+    extra = 0
+    fields = ("bot", "created_at")
+    readonly_fields = fields
+
+
+class MatchInline(ReadOnly, admin.TabularInline):
+    model = Match
+    extra = 0
+    fields = ("number", "bots", "status", "games_done", "games_total", "finished_at")
+    readonly_fields = fields
+    ordering = ("number",)
+    classes = ("collapse",)
+
+
+def _progress_html(tournament: Tournament, *, compact: bool = False) -> SafeString:
+    return SafeString(render_to_string(
+        "admin/arena/progress.html",
+        {"p": admin_tables.progress(tournament), "compact": compact,
+         "eta": admin_tables.duration(tournament.eta_seconds)},
+    ))
+
+
+@admin.register(Tournament)
+class TournamentAdmin(ReadOnly, admin.ModelAdmin):
+    list_display = ("name", "status", "rule_set", "progress_compact", "entrant_count", "owner",
+                    "created_at", "finished_at")
+    list_filter = ("status", "rule_set", "rated", "duplicate_deals")
+    search_fields = ("name", "owner__username")
+    list_select_related = ("owner",)
+    fieldsets = [
+        (None, {"fields": ("name", "status", "progress_bar", "owner", "rule_set", "options",
+                           "table_size", "games_per_pairing", "duplicate_deals",
+                           "turn_timeout_ms", "max_strikes", "seed", "rated")}),
+        ("Standings", {"fields": ("standings_table",)}),
+        ("Games", {"fields": ("games_table",)}),
+        ("Times", {"fields": ("created_at", "started_at", "finished_at", "finalized_at")}),
+    ]
+    readonly_fields = ("progress_bar", "standings_table", "games_table")
+    inlines = [EntrantInline, MatchInline]
+    actions = ["start_tournaments", "cancel_tournaments"]
+    change_form_template = "admin/arena/tournament/change_form.html"
+
+    class Media:
+        css = {"all": ("arena/admin.css",)}
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Tournament]:
+        return super().get_queryset(request).annotate(entrant_total=Count("entrants"))
+
+    @admin.display(description="Progress")
+    def progress_compact(self, tournament: Tournament) -> SafeString:
+        return _progress_html(tournament, compact=True)
+
+    @admin.display(description="Progress")
+    def progress_bar(self, tournament: Tournament) -> SafeString:
+        return _progress_html(tournament)
+
+    @admin.display(description="Entrants", ordering="entrant_total")
+    def entrant_count(self, tournament: Any) -> int:
+        return int(tournament.entrant_total)
+
+    @admin.display(description="Standings")
+    def standings_table(self, tournament: Tournament) -> SafeString:
+        return SafeString(render_to_string(
+            "admin/arena/standings.html",
+            {"rows": admin_tables.standings_rows(tournament), "tournament": tournament},
+        ))
+
+    @admin.display(description="Every game")
+    def games_table(self, tournament: Tournament) -> SafeString:
+        return SafeString(render_to_string(
+            "admin/arena/tournament_games.html",
+            {"rows": admin_tables.tournament_games(tournament)},
+        ))
+
+    # Start and cancel: the tournament's owner or staff may, says the service; here everyone
+    # is staff. Both are offered as changelist actions and as buttons on the change page.
+    def has_start_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    has_cancel_permission = has_start_permission
+
+    @admin.action(description="Start the selected tournaments", permissions=["start"])
+    def start_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> None:
+        self._each(request, queryset, "tournament_start", "Started")
+
+    @admin.action(description="Cancel the selected tournaments", permissions=["cancel"])
+    def cancel_tournaments(self, request: HttpRequest, queryset: QuerySet[Tournament]) -> None:
+        self._each(request, queryset, "tournament_cancel", "Cancelled")
+
+    def _each(self, request: HttpRequest, queryset: QuerySet[Tournament],
+              service: str, done: str) -> None:
+        for tournament in queryset:
+            self._call(request, tournament, service, done)
+
+    def _call(self, request: HttpRequest, tournament: Tournament, service: str,
+              done: str) -> bool:
+        try:
+            getattr(services, service)(tournament_id=tournament.pk, user=request.user)
+        except APIException as error:  # the service's refusal (wrong state, no entrants...)
+            self.message_user(request, f"{tournament.name}: {_reason(error)}", messages.ERROR)
+            return False
+        self.message_user(request, f"{done} {tournament.name}.", messages.SUCCESS)
+        return True
+
+    def get_urls(self) -> list[URLPattern]:
+        def button(service: str, done: str) -> Callable[..., HttpResponse]:
+            @require_POST
+            def view(request: HttpRequest, object_id: int) -> HttpResponse:
+                if not self.has_start_permission(request):
+                    raise Http404
+                tournament = Tournament.objects.filter(pk=object_id).first()
+                if tournament is None:
+                    raise Http404("No such tournament.")
+                self._call(request, tournament, service, done)
+                return HttpResponseRedirect(
+                    reverse("admin:arena_tournament_change", args=[object_id]))
+            return self.admin_site.admin_view(view)
+
+        return [
+            path("<int:object_id>/start/", button("tournament_start", "Started"),
+                 name="arena_tournament_start"),
+            path("<int:object_id>/cancel/", button("tournament_cancel", "Cancelled"),
+                 name="arena_tournament_cancel"),
+            *super().get_urls(),
+        ]
+
+    def render_change_form(self, request: HttpRequest, context: dict[str, Any], *args: Any,
+                           **kwargs: Any) -> Any:
+        tournament = context.get("original")
+        if tournament is not None:
+            context["can_start"] = tournament.status == TournamentStatus.DRAFT
+            context["can_cancel"] = tournament.status in (TournamentStatus.DRAFT,
+                                                          TournamentStatus.RUNNING)
+        return super().render_change_form(request, context, *args, **kwargs)
+
+
+def _reason(error: APIException) -> str:
+    detail = error.detail
+    if isinstance(detail, dict):
+        return "; ".join(f"{field}: {' '.join(map(str, v)) if isinstance(v, list) else v}"
+                         for field, v in detail.items())
+    if isinstance(detail, list):
+        return " ".join(map(str, detail))
+    return str(detail)
+
+
+# --- bots: the bots app's page, with ratings, recent games and the call log --------------------
+admin.site.unregister(Bot)
+
+
+@admin.register(Bot)
+class ArenaBotAdmin(BotAdmin):
+    """Any staff member may view a bot's page; changing it still takes the permission."""
+
+    fields = None
+    fieldsets = [
+        (None, {"fields": BotAdmin.fields}),
+        ("Rating history", {"fields": ("rating_charts",)}),
+        ("Recent games", {"fields": ("recent_games",)}),
+    ]
+    readonly_fields = (*BotAdmin.readonly_fields, "rating_charts", "recent_games")
+
+    class Media:
+        css = {"all": ("arena/admin.css",)}
+
+    def has_view_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    @admin.display(description="Elo over rated games")
+    def rating_charts(self, bot: Bot) -> SafeString:
+        return SafeString(render_to_string(
+            "admin/arena/rating_charts.html", {"charts": admin_tables.rating_charts(bot)}
+        ))
+
+    @admin.display(description="Games")
+    def recent_games(self, bot: Bot) -> SafeString:
+        return SafeString(render_to_string(
+            "admin/arena/recent_games.html", {"rows": admin_tables.recent_games(bot)}
+        ))

@@ -1,0 +1,207 @@
+"""The admin is where staff browse rankings: the leaderboard, tournament pages, and each
+bot's chart, games and call log. Staff see everything; anyone else, none of it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from arena.models import Tournament, TournamentStatus
+from tests.arena.admin_fixtures import World, build_world
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _fast(settings: Any, fresh_cache: None) -> None:
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def root(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_superuser("root", password="root-pw-1")
+
+
+@pytest.fixture
+def staff(root: Any) -> Client:
+    client = Client()
+    client.force_login(root)
+    return client
+
+
+@pytest.fixture
+def world(alice: Any, bob: Any) -> World:
+    return build_world(alice, bob)
+
+
+def _leaderboard_rows(html: str) -> list[str]:
+    return re.findall(r'class="leaderboard-bot">([^<]+)</a>', html)
+
+
+def test_the_leaderboard_is_in_the_admin_index(staff: Client, world: World) -> None:
+    index = staff.get("/admin/").content.decode()
+    assert 'href="/admin/arena/rating/"' in index
+    assert 'href="/admin/arena/tournament/"' in index
+
+
+def test_the_leaderboard_ranks_official_elo_with_intervals_latency_and_strikes(
+    staff: Client, world: World
+) -> None:
+    page = staff.get("/admin/arena/rating/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "Leaderboard: Elo, official rules" in html
+    assert _leaderboard_rows(html) == ["heuristic", "greedy", "random"]  # 1516, 1484, 1480
+    assert '<td class="field-interval_shown">[1540, 1710]</td>' in html  # the finished cup's
+    assert "75%" in html  # heuristic: 3 wins in 4 games
+    assert '<td class="field-latency_shown">4 / 40</td>' in html  # p50 / p99 (ms)
+    assert '<td class="field-strikes_shown">1</td>' in html  # greedy's timeout
+
+
+def test_the_leaderboard_searches_and_filters(staff: Client, world: World) -> None:
+    by_owner = staff.get("/admin/arena/rating/?q=bob").content.decode()
+    assert sorted(_leaderboard_rows(by_owner)) == ["greedy", "random"]
+    by_name = staff.get("/admin/arena/rating/?q=heur").content.decode()
+    assert _leaderboard_rows(by_name) == ["heuristic"]
+    verified = staff.get("/admin/arena/rating/?bot__verified__exact=0").content.decode()
+    assert _leaderboard_rows(verified) == ["random"]
+    other = staff.get("/admin/arena/rating/?rule_set=stacking").content.decode()
+    assert _leaderboard_rows(other) == []
+
+
+def test_a_running_tournament_page_shows_progress_standings_games_and_buttons(
+    staff: Client, world: World
+) -> None:
+    page = staff.get(f"/admin/arena/tournament/{world.running.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert '<progress id="tournament-progress" value="2" max="6"' in html
+    assert "2 of 6 games, 1 of 3 matches done" in html
+    assert 'id="standings"' in html and ">heuristic</a>" in html
+    for tg in world.running.tournament_games.all():
+        assert f'href="/admin/games/game/{tg.game_id}/change/"' in html
+    assert 'id="tournament-cancel"' in html and 'id="tournament-start"' not in html
+
+
+def test_a_finished_tournament_shows_bradley_terry_intervals_and_no_buttons(
+    staff: Client, world: World
+) -> None:
+    html = staff.get(f"/admin/arena/tournament/{world.finished.pk}/change/").content.decode()
+    assert "1380 [1290, 1460]" in html
+    assert 'id="tournament-cancel"' not in html and 'id="tournament-start"' not in html
+    listing = staff.get("/admin/arena/tournament/").content.decode()
+    assert "Spring cup" in listing and "Live cup" in listing
+
+
+def test_the_bot_page_has_an_svg_elo_chart_recent_games_and_the_call_log(
+    staff: Client, world: World
+) -> None:
+    bot = world.bots["heuristic"]
+    page = staff.get(f"/admin/bots/bot/{bot.pk}/change/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    svg = re.search(r'<figure class="arena-chart" data-rule-set="official">\s*(<svg .*?</svg>)',
+                    html, re.S)
+    assert svg is not None and "<polyline" in svg.group(1)
+    assert "http" not in svg.group(1).replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "Elo 1516 after 4 rated games" in html
+    assert 'id="recent-games"' in html
+    for game in world.games:
+        assert f'href="/admin/games/game/{game.pk}/change/"' in html
+    assert "bot:greedy" in html  # the opponent
+    assert "Bot calls" in html or "bot call" in html.lower()  # the call log inline
+
+
+def test_staff_cancel_a_running_tournament_with_the_button(
+    staff: Client, world: World
+) -> None:
+    response = staff.post(f"/admin/arena/tournament/{world.running.pk}/cancel/", follow=True)
+    assert response.status_code == 200
+    assert Tournament.objects.get(pk=world.running.pk).status == TournamentStatus.CANCELLED
+
+
+def test_the_buttons_refuse_a_get(staff: Client, world: World) -> None:
+    response = staff.get(f"/admin/arena/tournament/{world.running.pk}/cancel/")
+    assert response.status_code == 405
+    assert Tournament.objects.get(pk=world.running.pk).status == TournamentStatus.RUNNING
+
+
+PAGES = [
+    "/admin/",
+    "/admin/arena/rating/",
+    "/admin/arena/tournament/",
+    "/admin/arena/tournament/{running}/change/",
+    "/admin/bots/bot/{heuristic}/change/",
+]
+
+
+def _paths(world: World) -> list[str]:
+    ids = {"running": world.running.pk, "heuristic": world.bots["heuristic"].pk}
+    return [p.format(**ids) for p in PAGES]
+
+
+def test_a_signed_in_user_who_is_not_staff_sees_none_of_it(alice: Any, world: World) -> None:
+    client = Client()
+    client.force_login(alice)  # alice owns heuristic and the tournaments
+    for path in _paths(world):
+        response = client.get(path)
+        assert response.status_code == 302, path
+        assert response["Location"].startswith("/admin/login/"), path
+        assert b"heuristic" not in response.content
+    assert client.post(f"/admin/arena/tournament/{world.running.pk}/cancel/").status_code == 302
+    assert Tournament.objects.get(pk=world.running.pk).status == TournamentStatus.RUNNING
+
+
+def test_anonymous_visitors_are_sent_to_the_login(world: World) -> None:
+    client = Client()
+    for path in _paths(world):
+        response = client.get(path)
+        assert response.status_code == 302, path
+        assert response["Location"].startswith("/admin/login/"), path
+
+
+def _draft(world: World, owner: Any, *names: str) -> Tournament:
+    from arena.models import Entrant
+
+    draft = Tournament.objects.create(name="Draft cup", owner=owner, options={},
+                                      rule_set="official", seed=11)
+    Entrant.objects.bulk_create(Entrant(tournament=draft, bot=world.bots[n]) for n in names)
+    return draft
+
+
+def test_staff_start_a_draft_tournament_with_the_changelist_action(
+    staff: Client, world: World, alice: Any
+) -> None:
+    draft = _draft(world, alice, "heuristic", "greedy")
+    page = staff.get(f"/admin/arena/tournament/{draft.pk}/change/").content.decode()
+    assert 'id="tournament-start"' in page
+    response = staff.post("/admin/arena/tournament/", {
+        "action": "start_tournaments", "_selected_action": [str(draft.pk)]}, follow=True)
+    assert "Started Draft cup." in response.content.decode()
+    draft.refresh_from_db()
+    assert draft.status == TournamentStatus.RUNNING
+    assert draft.matches.count() == 1 and draft.games_total == draft.games_per_pairing
+
+
+def test_a_start_the_service_refuses_is_told_and_changes_nothing(
+    staff: Client, world: World, alice: Any
+) -> None:
+    lonely = _draft(world, alice, "heuristic")  # one entrant: no round robin to play
+    response = staff.post(f"/admin/arena/tournament/{lonely.pk}/start/", follow=True)
+    assert response.status_code == 200
+    assert 'class="error"' in response.content.decode()
+    lonely.refresh_from_db()
+    assert lonely.status == TournamentStatus.DRAFT and lonely.matches.count() == 0
+    again = staff.post(f"/admin/arena/tournament/{world.running.pk}/start/", follow=True)
+    assert "already started" in again.content.decode()
+
+
+def test_a_cancel_without_the_csrf_token_is_refused(root: Any, world: World) -> None:
+    forged = Client(enforce_csrf_checks=True)  # a form posted from another site
+    forged.force_login(root)
+    response = forged.post(f"/admin/arena/tournament/{world.running.pk}/cancel/")
+    assert response.status_code == 403
+    assert Tournament.objects.get(pk=world.running.pk).status == TournamentStatus.RUNNING
