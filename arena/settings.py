@@ -179,6 +179,27 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The queue the web processes send to and workers read; deployments sharing a Redis each
 # need their own.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", "celery")
+# Optional queues of their own (docs/scaling.md): a tournament's matches (long tasks, a whole
+# pairing each) and bot-seat turns (one short decision each), so that worker pools can be sized
+# and placed per kind and a long tournament never delays the turns of live tables. Empty: the
+# task stays on CELERY_QUEUE. A worker started without -Q reads every queue named here.
+CELERY_MATCH_QUEUE = env.str("CELERY_MATCH_QUEUE", "")
+CELERY_TURN_QUEUE = env.str("CELERY_TURN_QUEUE", "")
+CELERY_TASK_ROUTES = {
+    task: {"queue": queue}
+    for task, queue in (("arena.tasks.match_play", CELERY_MATCH_QUEUE),
+                        ("bots.tasks.bot_turn", CELERY_TURN_QUEUE))
+    if queue
+}
+if CELERY_TASK_ROUTES:
+    from kombu import Exchange, Queue
+
+    # Each its own exchange and routing key, as Celery makes a queue it was not told of: a
+    # shared key would copy every task into each queue bound with it.
+    CELERY_TASK_QUEUES = [
+        Queue(name, Exchange(name), routing_key=name) for name in dict.fromkeys(
+            [CELERY_TASK_DEFAULT_QUEUE, CELERY_MATCH_QUEUE, CELERY_TURN_QUEUE]) if name
+    ]
 # How long Redis keeps a task a worker took but has not acknowledged (every countdown is one)
 # before giving it to another worker: a countdown longer than this runs twice or more.
 BROKER_VISIBILITY_TIMEOUT = env.int("BROKER_VISIBILITY_TIMEOUT", 3600, minimum=60)
