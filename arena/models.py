@@ -116,6 +116,11 @@ class Match(models.Model):
     games_total = models.PositiveIntegerField(default=0)
     games_done = models.PositiveIntegerField(default=0)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The match's games, fixed at the start: [{"number", "seats", "deal", "seed"}...].
+    plan = models.JSONField(default=list, blank=True)
+    # Games started but not yet recorded: {number: game id}. A worker that takes the match
+    # over from a dead one aborts these and plays them again from the same seed.
+    live = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ("tournament", "number")

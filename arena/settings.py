@@ -202,7 +202,10 @@ if CELERY_TASK_ROUTES:
     ]
 # How long Redis keeps a task a worker took but has not acknowledged (every countdown is one)
 # before giving it to another worker: a countdown longer than this runs twice or more.
-BROKER_VISIBILITY_TIMEOUT = env.int("BROKER_VISIBILITY_TIMEOUT", 3600, minimum=60)
+# A tournament's match is one task that runs as long as its games (TOURNAMENT_MATCH_TIME_LIMIT
+# at most), so the default is well above that: a match task redelivered while still running
+# would find its match claimed and do nothing, but it would hold a worker for nothing.
+BROKER_VISIBILITY_TIMEOUT = env.int("BROKER_VISIBILITY_TIMEOUT", 6 * 3600, minimum=60)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
     # An unreachable broker is told at once, not after the kernel's connect timeout (a move
@@ -226,7 +229,40 @@ if TURN_CLOCK_TASK_MAX_SECONDS * 2 > BROKER_VISIBILITY_TIMEOUT:
         "TURN_CLOCK_TASK_MAX_SECONDS must be at most half of BROKER_VISIBILITY_TIMEOUT: a "
         "longer countdown is given to a second worker before it runs."
     )
+# --- Tournaments (arena/runner.py) -------------------------------------------------------
+# Elo per bot and rule set (docs/ratings.md).
+ELO_START = env.int("ELO_START", 1500, minimum=0)
+ELO_K = env.int("ELO_K", 16, minimum=1)
+# Games of one match played at once by its worker (bot calls are I/O).
+TOURNAMENT_MATCH_CONCURRENCY = env.int("TOURNAMENT_MATCH_CONCURRENCY", 4, minimum=1)
+# The queue match tasks go to (a deployment may give matches workers of their own).
+TOURNAMENT_QUEUE = env.str("TOURNAMENT_QUEUE", CELERY_TASK_DEFAULT_QUEUE)
+# A worker playing a match renews its claim every TOURNAMENT_HEARTBEAT_SECONDS; a claim not
+# renewed for TOURNAMENT_CLAIM_STALE_SECONDS is a dead worker's, and another may take the
+# match over (the sweep re-sends its task).
+TOURNAMENT_HEARTBEAT_SECONDS = env.int("TOURNAMENT_HEARTBEAT_SECONDS", 10, minimum=1)
+TOURNAMENT_CLAIM_STALE_SECONDS = env.int("TOURNAMENT_CLAIM_STALE_SECONDS", 60, minimum=2)
+if TOURNAMENT_CLAIM_STALE_SECONDS <= TOURNAMENT_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        "TOURNAMENT_CLAIM_STALE_SECONDS must be longer than TOURNAMENT_HEARTBEAT_SECONDS."
+    )
+# The sweep (celery beat): re-sends the tasks of matches left pending or claimed by a dead
+# worker, and finalizes tournaments whose last match ended without finalizing them.
+TOURNAMENT_SWEEP_SECONDS = env.int("TOURNAMENT_SWEEP_SECONDS", 60, minimum=1)
+# The longest one match task may run (its Celery hard time limit).
+TOURNAMENT_MATCH_TIME_LIMIT = env.int("TOURNAMENT_MATCH_TIME_LIMIT", 4 * 3600, minimum=60)
+if TOURNAMENT_MATCH_TIME_LIMIT >= BROKER_VISIBILITY_TIMEOUT:
+    raise ImproperlyConfigured(
+        "TOURNAMENT_MATCH_TIME_LIMIT must be below BROKER_VISIBILITY_TIMEOUT: a match still "
+        "running would be given to a second worker."
+    )
+
 CELERY_BEAT_SCHEDULE = {
+    "tournament-sweep": {
+        "task": "arena.tasks.tournament_sweep",
+        "schedule": TOURNAMENT_SWEEP_SECONDS,
+        "options": {"expires": TOURNAMENT_SWEEP_SECONDS},
+    },
     "turn-clock-sweep": {
         "task": "games.tasks.turn_clock_sweep",
         "schedule": TURN_CLOCK_SWEEP_SECONDS,

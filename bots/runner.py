@@ -18,6 +18,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,10 +61,26 @@ def budget_ms(game: Game) -> int:
     return budget_ms_for(turn_seconds=game.turn_seconds)
 
 
+# A driver's own per-decision limit for the games it plays in this thread (a tournament's
+# ``turn_timeout_ms``), instead of BOTS_TURN_TIMEOUT_MS; see ``budget``.
+_budget_ms: ContextVar[int | None] = ContextVar("bot_budget_ms", default=None)
+
+
+@contextmanager
+def budget(ms: int | None) -> Iterator[None]:
+    """While the block runs, decisions in this thread get ``ms`` (still capped by
+    BOTS_MAX_TIMEOUT_SECONDS and the table's turn clock)."""
+    token = _budget_ms.set(ms)
+    try:
+        yield
+    finally:
+        _budget_ms.reset(token)
+
+
 def budget_ms_for(*, turn_seconds: int) -> int:
-    """A bot's time for one decision: the server's per-call limit, never beyond the table's
-    own turn clock."""
-    limit = int(getattr(settings, "BOTS_TURN_TIMEOUT_MS", 1000))
+    """A bot's time for one decision: the server's per-call limit (or the driver's, see
+    ``budget``), never beyond the table's own turn clock."""
+    limit = _budget_ms.get() or int(getattr(settings, "BOTS_TURN_TIMEOUT_MS", 1000))
     cap = int(getattr(settings, "BOTS_MAX_TIMEOUT_SECONDS", 10)) * 1000
     return max(1, min(limit, cap, turn_seconds * 1000))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -159,6 +159,52 @@ def game_create(
     if join:
         _event(game, EventKind.JOINED, seat=0, player=user.get_username())
         rows.game_save(game)
+    return game
+
+
+@transaction.atomic
+def game_create_seated(
+    *,
+    user: AbstractBaseUser,
+    options: Mapping[str, object],
+    seed: int,
+    bots: Sequence[int],
+    turn_seconds: int = DEFAULT_TURN_SECONDS,
+    max_strikes: int = DEFAULT_MAX_STRIKES,
+) -> Game:
+    """A table with bot ``bots[s]`` in seat ``s``, dealt from ``seed``: a tournament's game
+    (the arena vetted its bots; replaying the tournament's seed replays it). Not counted
+    against ``user``'s open tables: its creator starts it at once."""
+    parsed = parse_options(options, seats=len(bots))
+    game = Game.objects.create(
+        options=parsed.to_json(), seed=seed, turn_seconds=turn_seconds,
+        max_strikes=max_strikes, created_by=user,
+    )
+    now = clock.now()
+    Seat.objects.bulk_create(
+        Seat(game=game, index=i, bot_id=bot, joined_at=now) for i, bot in enumerate(bots)
+    )
+    for seat in game.seats.select_related("bot"):
+        _event(game, EventKind.JOINED, seat=seat.index, player=seat.player)
+    rows.game_save(game)
+    return game
+
+
+@transaction.atomic
+def seat_forfeit(*, game_id: int, seat: int) -> Game:
+    """Forfeit a running game's seat now (a tournament's disabled bot): the server plays it
+    from here on, and with fewer than two seats in play the game ends."""
+    game = _lock(game_id)
+    if game.status != GameStatus.RUNNING:
+        raise GameNotRunning()
+    row = game.seats.get(index=seat)
+    if row.forfeited:
+        return game
+    _forfeit(game, row)
+    if not game.is_over:
+        state = load_state(game)
+        _after_move(game, state, previous_awaiting=state.awaiting, mover=None)
+    rows.game_save(game)
     return game
 
 
