@@ -179,27 +179,6 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # The queue the web processes send to and workers read; deployments sharing a Redis each
 # need their own.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", "celery")
-# Optional queues of their own (docs/scaling.md): a tournament's matches (long tasks, a whole
-# pairing each) and bot-seat turns (one short decision each), so that worker pools can be sized
-# and placed per kind and a long tournament never delays the turns of live tables. Empty: the
-# task stays on CELERY_QUEUE. A worker started without -Q reads every queue named here.
-CELERY_MATCH_QUEUE = env.str("CELERY_MATCH_QUEUE", "")
-CELERY_TURN_QUEUE = env.str("CELERY_TURN_QUEUE", "")
-CELERY_TASK_ROUTES = {
-    task: {"queue": queue}
-    for task, queue in (("arena.tasks.match_play", CELERY_MATCH_QUEUE),
-                        ("bots.tasks.bot_turn", CELERY_TURN_QUEUE))
-    if queue
-}
-if CELERY_TASK_ROUTES:
-    from kombu import Exchange, Queue
-
-    # Each its own exchange and routing key, as Celery makes a queue it was not told of: a
-    # shared key would copy every task into each queue bound with it.
-    CELERY_TASK_QUEUES = [
-        Queue(name, Exchange(name), routing_key=name) for name in dict.fromkeys(
-            [CELERY_TASK_DEFAULT_QUEUE, CELERY_MATCH_QUEUE, CELERY_TURN_QUEUE]) if name
-    ]
 # How long Redis keeps a task a worker took but has not acknowledged (every countdown is one)
 # before giving it to another worker: a countdown longer than this runs twice or more.
 # A tournament's match is one task that runs as long as its games (TOURNAMENT_MATCH_TIME_LIMIT
@@ -256,6 +235,28 @@ if TOURNAMENT_MATCH_TIME_LIMIT >= BROKER_VISIBILITY_TIMEOUT:
         "TOURNAMENT_MATCH_TIME_LIMIT must be below BROKER_VISIBILITY_TIMEOUT: a match still "
         "running would be given to a second worker."
     )
+
+# Queues of their own (docs/scaling.md), both optional: a tournament's matches
+# (TOURNAMENT_QUEUE: long tasks, a whole pairing each) and bot-seat turns of live tables
+# (CELERY_TURN_QUEUE: one short decision each), so that worker pools can be sized and placed
+# per kind and a long tournament never delays a live table's turns. Empty: CELERY_QUEUE.
+# A worker started without -Q reads every queue named here.
+CELERY_TURN_QUEUE = env.str("CELERY_TURN_QUEUE", "")
+CELERY_TASK_ROUTES = {
+    task: {"queue": queue}
+    for task, queue in (("arena.tasks.match_play", TOURNAMENT_QUEUE),
+                        ("bots.tasks.bot_turn", CELERY_TURN_QUEUE))
+    if queue and queue != CELERY_TASK_DEFAULT_QUEUE
+}
+if CELERY_TASK_ROUTES:
+    from kombu import Exchange, Queue
+
+    # Each its own exchange and routing key, as Celery makes a queue it was not told of: a
+    # shared key would copy every task into each queue bound with it.
+    CELERY_TASK_QUEUES = [
+        Queue(name, Exchange(name), routing_key=name) for name in dict.fromkeys(
+            [CELERY_TASK_DEFAULT_QUEUE, TOURNAMENT_QUEUE, CELERY_TURN_QUEUE]) if name
+    ]
 
 CELERY_BEAT_SCHEDULE = {
     "tournament-sweep": {

@@ -1,4 +1,4 @@
-"""Queues of their own for matches and bot-seat turns (CELERY_MATCH_QUEUE, CELERY_TURN_QUEUE),
+"""Queues of their own for matches and bot-seat turns (TOURNAMENT_QUEUE, CELERY_TURN_QUEUE),
 read in a fresh process since settings are read once."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ print(json.dumps({
 def routing(**variables: str) -> dict:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "arena.settings", "LOG_LEVEL": "WARNING",
            "CELERY_BROKER_URL": "redis://127.0.0.1:6379/0", **variables}
-    for name in ("CELERY_QUEUE", "CELERY_MATCH_QUEUE", "CELERY_TURN_QUEUE"):
+    for name in ("CELERY_QUEUE", "TOURNAMENT_QUEUE", "CELERY_TURN_QUEUE"):
         env.setdefault(name, "")
     out = subprocess.run([sys.executable, "-c", SCRIPT], env=env, cwd=ROOT, check=True,
                          capture_output=True, text=True)
@@ -40,7 +40,7 @@ def test_without_queue_settings_every_task_goes_to_the_default_queue() -> None:
 
 
 def test_matches_and_bot_turns_are_routed_to_their_own_queues_each_with_its_own_key() -> None:
-    found = routing(CELERY_MATCH_QUEUE="site-a.matches", CELERY_TURN_QUEUE="site-a.turns")
+    found = routing(TOURNAMENT_QUEUE="site-a.matches", CELERY_TURN_QUEUE="site-a.turns")
     assert found["routes"] == {
         "arena.tasks.match_play": "site-a.matches",
         "bots.tasks.bot_turn": "site-a.turns",
