@@ -1,0 +1,541 @@
+"""Tournaments: create, enter, start, cancel, play (``arena.runner``), record, finalize.
+
+Execution (docs/scaling.md): ``tournament_start`` cuts the round robin into matches (one table
+of bots and its games) and sends one Celery task per match once the start commits; on the
+embedded default (no broker) a background thread of the server process plays them instead.
+A match is claimed with a conditional update, and each finished game is recorded in one
+transaction (``game_record``), so a redelivered, duplicated or taken-over task never plays or
+records a game twice. The last match to end, or the periodic sweep, finalizes the tournament
+once (a conditional update on ``finalized_at``).
+
+Elo order (docs/ratings.md): a game's Elo update is made in the transaction that records it,
+under row locks on its bots' ``Rating`` rows taken before the ``TournamentGame`` row is
+inserted. So games sharing a bot are rated in the order of their ``TournamentGame`` ids, and
+replaying every rated game of a rule set in id order gives the stored ratings exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import close_old_connections, connection, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from rest_framework.exceptions import ValidationError
+
+from arena import schedule
+from arena.api_errors import ApiError
+from arena.models import (
+    Entrant,
+    Match,
+    MatchStatus,
+    Rating,
+    RatingChange,
+    Tournament,
+    TournamentGame,
+    TournamentStatus,
+)
+from arena.ratings import EloLadder, GameResult, bradley_terry, canonical_rule_set, standings
+from bots.models import Bot
+from games import services as game_services
+from games.models import Game, Seat
+from games.uno.cards import POINTS, POINTS_2022
+
+log = logging.getLogger(__name__)
+
+MAX_GAMES = 100_000  # games one tournament may schedule
+
+
+# --- errors ----------------------------------------------------------------------------------
+class TournamentError(ApiError):
+    status_code = 409
+    default_code = "tournament_conflict"
+    default_detail = "The tournament is not in a state that allows this."
+
+
+class NotTournamentOwner(ApiError):
+    status_code = 403
+    default_code = "not_tournament_owner"
+    default_detail = "Only the tournament's owner (or staff) can do this."
+
+
+class NotBotOwner(ApiError):
+    status_code = 403
+    default_code = "not_bot_owner"
+    default_detail = "Only the bot's owner can enter or withdraw it."
+
+
+class BotNotEligible(ApiError):
+    status_code = 409
+    default_code = "bot_not_eligible"
+    default_detail = "Only verified, enabled bots can enter a tournament."
+
+
+# --- create, enter, withdraw -----------------------------------------------------------------
+def _may_run(tournament: Tournament, user: AbstractBaseUser) -> None:
+    if tournament.owner_id != user.pk and not user.is_staff:
+        raise NotTournamentOwner()
+
+
+def _locked(tournament_id: int) -> Tournament:
+    return Tournament.objects.select_for_update().get(pk=tournament_id)
+
+
+def _check_range(field: str, value: object, low: int, high: int) -> int:
+    if type(value) is not int or not low <= value <= high:
+        raise ValidationError({field: [f"Must be a whole number from {low} to {high}."]})
+    return value
+
+
+@transaction.atomic
+def tournament_create(
+    *,
+    owner: AbstractBaseUser,
+    name: str,
+    options: Mapping[str, object],
+    table_size: int = 2,
+    games_per_pairing: int = 2,
+    duplicate_deals: bool = False,
+    turn_timeout_ms: int = 1000,
+    max_strikes: int = 3,
+    seed: int | None = None,
+    rated: bool = True,
+) -> Tournament:
+    _check_range("table_size", table_size, schedule.MIN_TABLE, schedule.MAX_TABLE)
+    _check_range("games_per_pairing", games_per_pairing, 1, 1000)
+    _check_range("turn_timeout_ms", turn_timeout_ms, 1, 10_000)
+    _check_range("max_strikes", max_strikes, 1, 100)
+    if seed is None:
+        seed = secrets.randbits(63)
+    _check_range("seed", seed, 0, 2**63 - 1)
+    if duplicate_deals and games_per_pairing % table_size:
+        raise ValidationError({"games_per_pairing": [
+            f"With duplicate deals it must be a multiple of the table size ({table_size})."]})
+    if not str(name).strip():
+        raise ValidationError({"name": ["This field may not be blank."]})
+    parsed = game_services.parse_options(options, seats=table_size)
+    return Tournament.objects.create(
+        name=str(name).strip()[:100], owner=owner, options=parsed.to_json(),
+        rule_set=canonical_rule_set(parsed), table_size=table_size,
+        games_per_pairing=games_per_pairing, duplicate_deals=bool(duplicate_deals),
+        turn_timeout_ms=turn_timeout_ms, max_strikes=max_strikes, seed=seed, rated=bool(rated),
+    )
+
+
+@transaction.atomic
+def entrant_enter(*, tournament_id: int, bot_id: int, user: AbstractBaseUser) -> Entrant:
+    """Enter ``user``'s own verified, enabled bot while the tournament takes entrants."""
+    tournament = _locked(tournament_id)
+    bot = Bot.objects.filter(pk=bot_id).first()
+    if bot is None:
+        raise ValidationError({"bot": ["No such bot."]})
+    if bot.owner_id != user.pk:
+        raise NotBotOwner()
+    if not (bot.verified and bot.enabled):
+        raise BotNotEligible()
+    if tournament.status != TournamentStatus.DRAFT:
+        raise TournamentError("The tournament has started: it takes no more entrants.")
+    entrant, _ = Entrant.objects.get_or_create(tournament=tournament, bot=bot)
+    return entrant
+
+
+@transaction.atomic
+def entrant_withdraw(*, tournament_id: int, bot_id: int, user: AbstractBaseUser) -> None:
+    """The bot's owner, the tournament's owner or staff takes a bot out before the start."""
+    tournament = _locked(tournament_id)
+    entrant = Entrant.objects.select_related("bot").filter(
+        tournament=tournament, bot_id=bot_id).first()
+    if entrant is None:
+        raise ValidationError({"bot": ["That bot is not entered."]})
+    if entrant.bot.owner_id != user.pk and tournament.owner_id != user.pk and not user.is_staff:
+        raise NotBotOwner()
+    if tournament.status != TournamentStatus.DRAFT:
+        raise TournamentError("The tournament has started: its entrants are fixed.")
+    entrant.delete()
+
+
+# --- start, cancel ---------------------------------------------------------------------------
+@transaction.atomic
+def tournament_start(
+    *, tournament_id: int, user: AbstractBaseUser, dispatch: bool = True
+) -> Tournament:
+    """Schedule the round robin, create its matches and, once committed, send one task per
+    match (embedded default: play them in a background thread). ``dispatch=False``: send
+    nothing; the caller plays it (``tournament_run_foreground``)."""
+    tournament = _locked(tournament_id)
+    _may_run(tournament, user)
+    if tournament.status != TournamentStatus.DRAFT:
+        raise TournamentError("The tournament has already started.")
+    bots = list(tournament.entrants.order_by("bot_id").values_list("bot_id", flat=True))
+    try:
+        planned = schedule.round_robin(
+            bots, seed=tournament.seed, table_size=tournament.table_size,
+            games_per_pairing=tournament.games_per_pairing,
+            duplicate_deals=tournament.duplicate_deals,
+        )
+    except schedule.ScheduleError as exc:
+        raise TournamentError(str(exc)) from None
+    if len(planned) > MAX_GAMES:
+        raise TournamentError(f"That schedules {len(planned)} games; the most is {MAX_GAMES}.")
+    tables: dict[frozenset[int], list[dict[str, Any]]] = {}
+    for game in planned:
+        tables.setdefault(frozenset(game.players), []).append({
+            "number": game.index, "seats": list(game.players), "deal": game.deal,
+            "seed": game.seed,
+        })
+    matches = [
+        Match(tournament=tournament, number=i, bots=sorted(table), plan=plan,
+              games_total=len(plan))
+        for i, (table, plan) in enumerate(tables.items())
+    ]
+    Match.objects.bulk_create(matches)
+    tournament.status = TournamentStatus.RUNNING
+    tournament.started_at = timezone.now()
+    tournament.matches_total = len(matches)
+    tournament.games_total = len(planned)
+    tournament.save()
+    if dispatch:
+        tid = tournament.pk
+        transaction.on_commit(lambda: _dispatch(tid))
+    return tournament
+
+
+def _dispatch(tournament_id: int) -> None:
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # No broker: never inside the request. One background thread plays the tournament.
+        threading.Thread(target=_run_in_background, args=(tournament_id,), daemon=True,
+                         name=f"tournament-{tournament_id}").start()
+        return
+    for match_id in Match.objects.filter(
+            tournament_id=tournament_id, status=MatchStatus.PENDING).values_list("pk", flat=True):
+        match_send(match_id=match_id)
+
+
+def match_send(*, match_id: int) -> None:
+    from arena.tasks import match_play as task
+
+    task.apply_async((match_id,), queue=settings.TOURNAMENT_QUEUE)
+
+
+def _run_in_background(tournament_id: int) -> None:
+    close_old_connections()
+    try:
+        tournament_run_foreground(tournament_id=tournament_id)
+    except Exception:
+        log.exception("tournament %s: background run failed", tournament_id)
+    finally:
+        connection.close()
+
+
+@transaction.atomic
+def tournament_cancel(*, tournament_id: int, user: AbstractBaseUser) -> Tournament:
+    """Drop the matches not started; running ones stop before their next game (the game in
+    play is finished and recorded). The standings of what was played are kept."""
+    tournament = _locked(tournament_id)
+    _may_run(tournament, user)
+    if tournament.status not in (TournamentStatus.DRAFT, TournamentStatus.RUNNING):
+        raise TournamentError("The tournament is already over.")
+    tournament.status = TournamentStatus.CANCELLED
+    tournament.finished_at = timezone.now()
+    tournament.save(update_fields=["status", "finished_at"])
+    Match.objects.filter(tournament=tournament, status=MatchStatus.PENDING).update(
+        status=MatchStatus.CANCELLED, finished_at=timezone.now())
+    tid = tournament.pk
+    transaction.on_commit(lambda: tournament_finalize(tournament_id=tid))
+    return tournament
+
+
+# --- claim, play -----------------------------------------------------------------------------
+def match_claim(*, match_id: int) -> str | None:
+    """Take the match: pending, or running under a claim not renewed for
+    TOURNAMENT_CLAIM_STALE_SECONDS (its worker died). One conditional UPDATE on the match's
+    own columns, so of two concurrent claims exactly one wins. Returns the claim's token."""
+    token = secrets.token_hex(16)
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.TOURNAMENT_CLAIM_STALE_SECONDS)
+    taken = Match.objects.filter(pk=match_id).filter(
+        Q(status=MatchStatus.PENDING) | Q(status=MatchStatus.RUNNING, claimed_at__lt=stale)
+    ).update(status=MatchStatus.RUNNING, claim_token=token, claimed_at=now)
+    return token if taken else None
+
+
+def match_play(*, match_id: int, on_progress: Callable[[], None] | None = None) -> bool:
+    """Claim the match and play its unrecorded games. False if someone else has it (or it is
+    over). Finalizes the tournament if this was its last match."""
+    from arena import runner
+
+    token = match_claim(match_id=match_id)
+    if token is None:
+        return False
+    match = Match.objects.select_related("tournament").get(pk=match_id)
+    runner.MatchRun(match, token, on_progress=on_progress).run()
+    tournament_finalize(tournament_id=match.tournament_id)
+    return True
+
+
+def match_heartbeat(*, match_id: int, token: str) -> bool:
+    """Renew the claim; False if it is no longer ours (taken over, or the match ended)."""
+    return bool(Match.objects.filter(
+        pk=match_id, claim_token=token, status=MatchStatus.RUNNING,
+    ).update(claimed_at=timezone.now()))
+
+
+@transaction.atomic
+def match_end(*, match_id: int, token: str, cancelled: bool) -> bool:
+    """The claim's holder ends the match: done, or cancelled (the tournament was)."""
+    status = MatchStatus.CANCELLED if cancelled else MatchStatus.DONE
+    ended = Match.objects.filter(pk=match_id, claim_token=token, status=MatchStatus.RUNNING
+                                 ).update(status=status, finished_at=timezone.now())
+    if ended and not cancelled:
+        Tournament.objects.filter(matches__pk=match_id).update(matches_done=F("matches_done") + 1)
+    return bool(ended)
+
+
+def game_turn_seconds(turn_timeout_ms: int) -> int:
+    """The turn clock of a tournament's game: the bot's budget, doubled, plus a second for the
+    server's own work, so it never strikes a bot that answered within its budget."""
+    return math.ceil(turn_timeout_ms / 1000) * 2 + 1
+
+
+@transaction.atomic
+def game_begin(*, match_id: int, token: str, item: Mapping[str, Any]) -> Game | None:
+    """Create the planned game ``item`` (its bots seated, dealt from its seed) and note it as
+    live on the match, if the claim is still ours. Not started: see ``arena.runner``."""
+    match = Match.objects.select_for_update().select_related("tournament").get(pk=match_id)
+    if match.claim_token != token or match.status != MatchStatus.RUNNING:
+        return None
+    tournament = match.tournament
+    game = game_services.game_create_seated(
+        user=tournament.owner, options=tournament.options, seed=item["seed"],
+        bots=item["seats"], turn_seconds=game_turn_seconds(tournament.turn_timeout_ms),
+        max_strikes=tournament.max_strikes,
+    )
+    match.live = {**match.live, str(item["number"]): game.pk}
+    match.save(update_fields=["live"])
+    return game
+
+
+def live_abort(*, match_id: int, token: str) -> int:
+    """Abort the games a dead worker left live (unrecorded) on the match now claimed by
+    ``token``: they are played again from the same seed. Returns how many."""
+    match = Match.objects.get(pk=match_id)
+    recorded = set(TournamentGame.objects.filter(match=match).values_list("number", flat=True))
+    aborted = 0
+    for number, game_id in match.live.items():
+        if int(number) in recorded:
+            continue
+        try:
+            game_services.game_abort(game_id=game_id)
+            aborted += 1
+        except ApiError:
+            pass  # already over: it will not be recorded (it is not in the new claim's games)
+    with transaction.atomic():
+        locked = Match.objects.select_for_update().get(pk=match_id)
+        if locked.claim_token == token:
+            locked.live = {}
+            locked.save(update_fields=["live"])
+    return aborted
+
+
+# --- recording ---------------------------------------------------------------------------------
+def game_result(game: Game) -> dict[str, Any]:
+    """What the tournament keeps of a finished game (see ``TournamentGame.result``)."""
+    seats = sorted(Seat.objects.filter(game=game), key=lambda s: s.index)
+    points_left = _points_left(game, len(seats))
+    forfeited = [s.index for s in seats if s.forfeited]
+    result = GameResult(
+        players=tuple(s.bot_id for s in seats), winner=game.winner,
+        points_left=tuple(points_left), forfeited=frozenset(forfeited),
+    )
+    places = result.places()
+    return {
+        "winner": game.winner,
+        "scores": list(game.scores or [0] * len(seats)),
+        "points_left": points_left,
+        "places": list(places),
+        "order": sorted(range(len(seats)), key=lambda s: (places[s], s)),
+        "strikes": [s.strikes for s in seats],
+        "forfeited": forfeited,
+        "end_reason": game.end_reason,
+    }
+
+
+def _points_left(game: Game, n: int) -> list[int]:
+    """The value of the cards each seat held at the end: the last hand's ``hand_points`` when
+    the game ended with its hand, else counted from the hands (a forfeit, an abort)."""
+    if game.state is None:
+        return [0] * n
+    state = game_services.load_state(game)
+    last = state.last_hand or {}
+    if game.end_reason == "match" and len(last.get("hand_points") or []) == n:
+        return list(last["hand_points"])
+    table = POINTS_2022 if state.options.start_2022 else POINTS
+    return [sum(table[c] for c in hand) for hand in state.hands]
+
+
+@transaction.atomic
+def game_record(*, match_id: int, token: str, number: int, game_id: int) -> bool:
+    """Record a finished game of the match in one transaction: its ``TournamentGame``, the
+    progress counters and (rated) the Elo update with its history. False, writing nothing,
+    if the claim is no longer ours or the game is recorded already."""
+    match = Match.objects.select_for_update().select_related("tournament").get(pk=match_id)
+    if match.claim_token != token:
+        return False
+    if TournamentGame.objects.filter(match=match, number=number).exists():
+        return False
+    item = next(i for i in match.plan if i["number"] == number)
+    game = Game.objects.get(pk=game_id)
+    result = game_result(game)
+    tournament = match.tournament
+    ratings = _ratings_locked(tournament, item["seats"]) if tournament.rated else None
+    record = TournamentGame.objects.create(
+        match=match, tournament=tournament, game=game, number=number, deal=item["deal"],
+        seats=item["seats"], result=result, finished_at=timezone.now(),
+    )
+    if ratings is not None:
+        _elo_apply(ratings, record)
+    match.live = {k: v for k, v in match.live.items() if k != str(number)}
+    match.games_done = F("games_done") + 1
+    match.claimed_at = timezone.now()
+    match.save(update_fields=["live", "games_done", "claimed_at"])
+    Tournament.objects.filter(pk=tournament.pk).update(games_done=F("games_done") + 1)
+    return True
+
+
+def _ratings_locked(tournament: Tournament, bots: list[int]) -> dict[int, Rating]:
+    """The seats' ratings on the tournament's rule set, locked (in bot id order, so two
+    transactions never wait on each other in a cycle)."""
+    start = float(settings.ELO_START)
+    Rating.objects.bulk_create(
+        [Rating(bot_id=b, rule_set=tournament.rule_set, elo=start) for b in bots],
+        ignore_conflicts=True,
+    )
+    rows = Rating.objects.select_for_update().filter(
+        bot_id__in=bots, rule_set=tournament.rule_set).order_by("bot_id")
+    return {r.bot_id: r for r in rows}
+
+
+def result_of(record: TournamentGame) -> GameResult:
+    """The ratings modules' view of a recorded game."""
+    r = record.result
+    return GameResult(
+        players=tuple(record.seats), winner=r.get("winner"),
+        points_left=tuple(r.get("points_left", ())), scores=tuple(r.get("scores", ())),
+        strikes=tuple(r.get("strikes", ())), forfeited=frozenset(r.get("forfeited", ())),
+        game_id=record.game_id, deal=record.deal,
+    )
+
+
+def _elo_apply(ratings: dict[int, Rating], record: TournamentGame) -> None:
+    ladder = EloLadder(start=float(settings.ELO_START), k=float(settings.ELO_K),
+                       ratings={b: r.elo for b, r in ratings.items()})
+    result = result_of(record)
+    changes = []
+    for change in ladder.apply(result):
+        rating = ratings[change.entrant]
+        rating.elo = change.after
+        rating.games += 1
+        rating.wins += result.players.index(change.entrant) == result.winner
+        rating.save(update_fields=["elo", "games", "wins", "updated_at"])
+        changes.append(RatingChange(rating=rating, game_id=record.game_id,
+                                    before=change.before, after=change.after))
+    RatingChange.objects.bulk_create(changes)
+
+
+# --- finalize, sweep, foreground -------------------------------------------------------------
+def tournament_results(tournament: Tournament) -> list[GameResult]:
+    return [result_of(r) for r in
+            TournamentGame.objects.filter(tournament=tournament).order_by("id")]
+
+
+def standings_rows(tournament: Tournament, results: list[GameResult]) -> list[dict[str, Any]]:
+    entrants = list(tournament.entrants.order_by("bot_id").values_list("bot_id", flat=True))
+    names = dict(Bot.objects.filter(pk__in=entrants).values_list("pk", "name"))
+    return [
+        {"rank": i + 1, "bot": s.entrant, "name": names.get(s.entrant, ""), "games": s.games,
+         "wins": s.wins, "win_rate": round(s.win_rate, 4), "points": s.points,
+         "avg_points_left": round(s.avg_points_left, 2), "strikes": s.strikes,
+         "forfeits": s.forfeits}
+        for i, s in enumerate(standings(results, entrants=entrants))
+    ]
+
+
+def bradley_terry_json(tournament: Tournament, results: list[GameResult]) -> dict[str, Any]:
+    entrants = list(tournament.entrants.order_by("bot_id").values_list("bot_id", flat=True))
+    if not results:
+        return {"ratings": []}
+    fitted = bradley_terry(results, entrants=entrants, seed=tournament.seed % 2**32)
+
+    def plain(x: float) -> float | None:
+        return None if math.isnan(x) else round(x, 1)
+
+    rows = sorted(fitted.values(), key=lambda r: -r.rating)
+    return {"ratings": [
+        {"bot": r.entrant, "rating": plain(r.rating), "low": plain(r.low), "high": plain(r.high),
+         "games": r.games} for r in rows
+    ]}
+
+
+def tournament_finalize(*, tournament_id: int) -> bool:
+    """Standings and Bradley-Terry, once, when no match is pending or running any more.
+    Idempotent: the write is conditional on ``finalized_at`` being unset."""
+    tournament = Tournament.objects.get(pk=tournament_id)
+    if tournament.finalized_at is not None or tournament.status == TournamentStatus.DRAFT:
+        return False
+    if tournament.matches.filter(status__in=(MatchStatus.PENDING, MatchStatus.RUNNING)).exists():
+        return False
+    results = tournament_results(tournament)
+    table = standings_rows(tournament, results)
+    fitted = bradley_terry_json(tournament, results)
+    now = timezone.now()
+    done = Tournament.objects.filter(pk=tournament_id, finalized_at__isnull=True).update(
+        finalized_at=now, standings=table, bradley_terry=fitted)
+    if done:
+        Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING).update(
+            status=TournamentStatus.FINISHED, finished_at=now)
+    return bool(done)
+
+
+def tournament_sweep() -> dict[str, int]:
+    """The periodic sweep (celery beat): re-send the task of every match of a running
+    tournament that is pending (its task may be lost) or claimed by a worker that stopped
+    renewing its claim; finalize every tournament left unfinalized. Duplicates are harmless:
+    a match is played by whoever claims it."""
+    stale = timezone.now() - timedelta(seconds=settings.TOURNAMENT_CLAIM_STALE_SECONDS)
+    resend = Match.objects.filter(tournament__status=TournamentStatus.RUNNING).filter(
+        Q(status=MatchStatus.PENDING) | Q(status=MatchStatus.RUNNING, claimed_at__lt=stale))
+    sent = 0
+    for match_id in resend.values_list("pk", flat=True):
+        match_send(match_id=match_id)
+        sent += 1
+    finalized = 0
+    for tid in Tournament.objects.filter(finalized_at__isnull=True).exclude(
+            status=TournamentStatus.DRAFT).values_list("pk", flat=True):
+        finalized += tournament_finalize(tournament_id=tid)
+    return {"sent": sent, "finalized": finalized}
+
+
+def tournament_run_foreground(
+    *, tournament_id: int, on_progress: Callable[[Tournament], None] | None = None
+) -> Tournament:
+    """Play every match of a started tournament in this process (``manage.py demo``,
+    ``tournament run``, and the embedded default's background thread), then finalize it."""
+
+    def progress() -> None:
+        if on_progress is not None:
+            on_progress(Tournament.objects.get(pk=tournament_id))
+
+    for match_id in Match.objects.filter(tournament_id=tournament_id).order_by(
+            "number").values_list("pk", flat=True):
+        if Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING).exists():
+            match_play(match_id=match_id, on_progress=progress)
+    tournament_finalize(tournament_id=tournament_id)
+    return Tournament.objects.get(pk=tournament_id)
