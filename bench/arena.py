@@ -36,6 +36,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -132,13 +133,14 @@ def workers(env: dict[str, str], count: int, app: str = "arena",
     from arena.celery import app as celery_app
 
     names = [f"bench{i}-{uuid.uuid4().hex[:6]}@localhost" for i in range(count)]
+    logs = [tempfile.TemporaryFile("w+") for _ in names]  # noqa: SIM115 (closed below)
     processes = [
         subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", app, "worker", "--pool=prefork",
+            [sys.executable, "-m", "celery", "--quiet", "-A", app, "worker", "--pool=prefork",
              "--concurrency=1", "--loglevel=WARNING", f"--hostname={name}", "-Q", worker_queues(),
              "--without-gossip", "--without-mingle", "--without-heartbeat"],
-            env={**env, **(extra or {})}, cwd=ROOT)
-        for name in names
+            env={**env, **(extra or {})}, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+        for name, log in zip(names, logs, strict=True)
     ]
     try:
         deadline = time.monotonic() + 60
@@ -158,6 +160,13 @@ def workers(env: dict[str, str], count: int, app: str = "arena",
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+        for log in logs:  # what went wrong, if anything did (not the root-user warning)
+            log.seek(0)
+            lines = [line for line in log.read().splitlines()
+                     if ("ERROR" in line or "Traceback" in line or "CRITICAL" in line)]
+            if lines:
+                print("worker log:", *lines[:20], sep="\n  ", file=sys.stderr)
+            log.close()
 
 
 @contextlib.contextmanager
@@ -246,6 +255,18 @@ def tournament(owner: Any, bots: Sequence[Any], *, options: dict[str, Any], game
     return figures
 
 
+def sweep(env: dict[str, str], servers: Sequence[tuple[str, str, str]], owner: Any,
+          bots: Sequence[Any], count: int, level: int, seconds: float,
+          common: dict[str, Any]) -> None:
+    """R1 at one match concurrency: raw round trips at the same number of calls in flight."""
+    raw = raw_round_trips(servers, count * level, seconds)
+    with workers(env, count, extra={"TOURNAMENT_MATCH_CONCURRENCY": str(level)}):
+        arena = tournament(owner, bots, label=f"sweep, match concurrency {level}", **common)
+    print(f"sweep: match concurrency {level} on {count} workers: raw {raw:.0f} round trips/s, "
+          f"arena {arena['turns_s']:.0f} bot turns/s, {arena['games_s']:.2f} games/s, "
+          f"ratio {arena['turns_s'] / raw:.2f}", flush=True)
+
+
 # --- the bare engine --------------------------------------------------------------------------
 def _bare_games(job: tuple[list[tuple[tuple[str, ...], int]], dict[str, Any], float]) -> int:
     """Play ``games`` (seat strategies, seed) with the engine alone, over and over until
@@ -300,6 +321,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="raw round-trip run")
     parser.add_argument("--full-games", action="store_true",
                         help="matches to 500 points instead of single hands")
+    parser.add_argument("--sweep", type=int, nargs="*", metavar="N",
+                        help="first, for each N: raw round trips and arena http on --workers "
+                        "with TOURNAMENT_MATCH_CONCURRENCY=N")
+    parser.add_argument("--sweep-only", action="store_true", help="stop after --sweep")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--timeout", type=float, default=900.0)
     args = parser.parse_args()
@@ -318,12 +343,16 @@ def main() -> None:
         setup_django(env)
         servers = stack.enter_context(bot_servers())
         owner, bots = register(servers)
+        common = {"options": options, "games": args.games_per_pairing, "seed": args.seed,
+                  "timeout": args.timeout}
+        for level in args.sweep or ():
+            sweep(env, servers, owner, bots, args.workers, level, args.seconds, common)
+        if args.sweep_only:
+            return
         concurrency = args.workers * args.match_concurrency
         raw = raw_round_trips(servers, concurrency, args.seconds)
         print(f"raw round trips: {raw:.0f}/s at concurrency {concurrency} "
               f"(bare aiohttp, six bots)", flush=True)
-        common = {"options": options, "games": args.games_per_pairing, "seed": args.seed,
-                  "timeout": args.timeout}
         http: dict[int, dict[str, float]] = {}
         for count in sorted({1, args.workers}):
             with workers(env, count):
