@@ -2,8 +2,9 @@
 
 ``MatchRun.run`` (called by ``services.match_play`` after the claim):
 
-1. Aborts the games a dead worker left live on the match (``services.live_abort``); they are
-   played again from the same seed, so the tournament stays exactly replayable.
+1. Settles the games a dead worker left live on the match (``services.live_settle``): one
+   that finished is recorded; one still running is aborted and dealt again from the same
+   seed, so the tournament stays exactly replayable.
 2. Plays the games not yet recorded, TOURNAMENT_MATCH_CONCURRENCY at a time (bot calls are
    I/O; SQLite, which takes one writer at a time, gets one). Each game: created with its
    bots seated and its planned seed, started, played by ``bots.runner.play_game`` in this
@@ -68,7 +69,7 @@ class MatchRun:
 
     # --- the match ------------------------------------------------------------------------
     def run(self) -> None:
-        services.live_abort(match_id=self.match.pk, token=self.token)
+        services.live_settle(match_id=self.match.pk, token=self.token)
         recorded = set(TournamentGame.objects.filter(match=self.match)
                        .values_list("number", flat=True))
         todo = [item for item in self.match.plan if item["number"] not in recorded]
@@ -98,13 +99,17 @@ class MatchRun:
         period = float(settings.TOURNAMENT_HEARTBEAT_SECONDS)
         try:
             while not self._done.wait(period):
-                if not services.match_heartbeat(match_id=self.match.pk, token=self.token):
-                    log.warning("match %s: claim lost, stopping", self.match.pk)
-                    self._stop.set()
-                elif self._cancelled():
-                    self._stop.set()
-        except Exception:
-            log.exception("match %s: heartbeat failed", self.match.pk)
+                try:
+                    if not services.match_heartbeat(match_id=self.match.pk, token=self.token):
+                        log.warning("match %s: claim lost, stopping", self.match.pk)
+                        self._stop.set()
+                    elif self._cancelled():
+                        self._stop.set()
+                except Exception:
+                    # A database blip: try again next period (the claim goes stale only
+                    # after several missed renewals).
+                    log.exception("match %s: heartbeat failed", self.match.pk)
+                    close_old_connections()
         finally:
             connection.close()
 

@@ -46,7 +46,7 @@ from arena.models import (
 from arena.ratings import EloLadder, GameResult, bradley_terry, canonical_rule_set, standings
 from bots.models import Bot
 from games import services as game_services
-from games.models import Game, Seat
+from games.models import Game, GameStatus, Seat
 from games.uno.cards import POINTS, POINTS_2022
 
 log = logging.getLogger(__name__)
@@ -290,13 +290,22 @@ def match_heartbeat(*, match_id: int, token: str) -> bool:
 
 @transaction.atomic
 def match_end(*, match_id: int, token: str, cancelled: bool) -> bool:
-    """The claim's holder ends the match: done, or cancelled (the tournament was)."""
-    status = MatchStatus.CANCELLED if cancelled else MatchStatus.DONE
-    ended = Match.objects.filter(pk=match_id, claim_token=token, status=MatchStatus.RUNNING
-                                 ).update(status=status, finished_at=timezone.now())
-    if ended and not cancelled:
-        Tournament.objects.filter(matches__pk=match_id).update(matches_done=F("matches_done") + 1)
-    return bool(ended)
+    """The claim's holder ends the match: done once every game is recorded, else cancelled
+    (the tournament was, and the match stopped before its next game)."""
+    match = Match.objects.select_for_update().filter(
+        pk=match_id, claim_token=token, status=MatchStatus.RUNNING).first()
+    if match is None:
+        return False
+    done = match.games_done >= match.games_total
+    if not done and not cancelled:
+        return False  # a game failed to record: the claim goes stale and the sweep resends it
+    match.status = MatchStatus.DONE if done else MatchStatus.CANCELLED
+    match.finished_at = timezone.now()
+    match.save(update_fields=["status", "finished_at"])
+    if done:
+        Tournament.objects.filter(pk=match.tournament_id).update(
+            matches_done=F("matches_done") + 1)
+    return True
 
 
 def game_turn_seconds(turn_timeout_ms: int) -> int:
@@ -323,26 +332,33 @@ def game_begin(*, match_id: int, token: str, item: Mapping[str, Any]) -> Game | 
     return game
 
 
-def live_abort(*, match_id: int, token: str) -> int:
-    """Abort the games a dead worker left live (unrecorded) on the match now claimed by
-    ``token``: they are played again from the same seed. Returns how many."""
+def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
+    """Settle the games a dead worker left live (unrecorded) on the match now claimed by
+    ``token``: one that finished is recorded as it is; one still running is aborted and will
+    be dealt again from the same seed. Returns (recorded, aborted)."""
     match = Match.objects.get(pk=match_id)
-    recorded = set(TournamentGame.objects.filter(match=match).values_list("number", flat=True))
-    aborted = 0
+    recorded_numbers = set(TournamentGame.objects.filter(match=match)
+                           .values_list("number", flat=True))
+    recorded = aborted = 0
     for number, game_id in match.live.items():
-        if int(number) in recorded:
+        if int(number) in recorded_numbers:
+            continue
+        status = Game.objects.filter(pk=game_id).values_list("status", flat=True).first()
+        if status == GameStatus.FINISHED:
+            recorded += game_record(match_id=match_id, token=token, number=int(number),
+                                    game_id=game_id)
             continue
         try:
             game_services.game_abort(game_id=game_id)
             aborted += 1
         except ApiError:
-            pass  # already over: it will not be recorded (it is not in the new claim's games)
+            pass  # over already (aborted): it is dealt again
     with transaction.atomic():
         locked = Match.objects.select_for_update().get(pk=match_id)
-        if locked.claim_token == token:
+        if locked.claim_token == token and locked.live:
             locked.live = {}
             locked.save(update_fields=["live"])
-    return aborted
+    return recorded, aborted
 
 
 # --- recording ---------------------------------------------------------------------------------
@@ -496,11 +512,12 @@ def tournament_finalize(*, tournament_id: int) -> bool:
     table = standings_rows(tournament, results)
     fitted = bradley_terry_json(tournament, results)
     now = timezone.now()
-    done = Tournament.objects.filter(pk=tournament_id, finalized_at__isnull=True).update(
-        finalized_at=now, standings=table, bradley_terry=fitted)
-    if done:
-        Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING).update(
-            status=TournamentStatus.FINISHED, finished_at=now)
+    with transaction.atomic():
+        done = Tournament.objects.filter(pk=tournament_id, finalized_at__isnull=True).update(
+            finalized_at=now, standings=table, bradley_terry=fitted)
+        if done:
+            Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING).update(
+                status=TournamentStatus.FINISHED, finished_at=now)
     return bool(done)
 
 
@@ -535,7 +552,14 @@ def tournament_run_foreground(
 
     for match_id in Match.objects.filter(tournament_id=tournament_id).order_by(
             "number").values_list("pk", flat=True):
-        if Tournament.objects.filter(pk=tournament_id, status=TournamentStatus.RUNNING).exists():
+        if not Tournament.objects.filter(
+                pk=tournament_id, status=TournamentStatus.RUNNING).exists():
+            break
+        try:
             match_play(match_id=match_id, on_progress=progress)
+        except Exception:
+            # One match's failure (a database error mid-game) does not stop the others; its
+            # claim goes stale, and a later run or the sweep takes it over.
+            log.exception("tournament %s: match %s failed", tournament_id, match_id)
     tournament_finalize(tournament_id=tournament_id)
     return Tournament.objects.get(pk=tournament_id)

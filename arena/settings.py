@@ -225,6 +225,7 @@ if TOURNAMENT_CLAIM_STALE_SECONDS <= TOURNAMENT_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured(
         "TOURNAMENT_CLAIM_STALE_SECONDS must be longer than TOURNAMENT_HEARTBEAT_SECONDS."
     )
+CELERY_TASK_ROUTES = {"arena.tasks.match_play": {"queue": TOURNAMENT_QUEUE}}
 # The sweep (celery beat): re-sends the tasks of matches left pending or claimed by a dead
 # worker, and finalizes tournaments whose last match ended without finalizing them.
 TOURNAMENT_SWEEP_SECONDS = env.int("TOURNAMENT_SWEEP_SECONDS", 60, minimum=1)

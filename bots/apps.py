@@ -7,8 +7,9 @@ class BotsConfig(AppConfig):
 
     def ready(self) -> None:
         # Games know bots only through these hooks (the import arrow is games <- bots).
-        from bots import dispatch, services
+        from bots import dispatch, runner, services
         from games import hooks
 
         hooks.on_change(dispatch.on_change)
         hooks.set_seat_check(services.seat_check)
+        hooks.set_driven_check(runner.is_driven_here)

@@ -6,6 +6,9 @@ never import them: the arrow points games <- bots.
   ``status``, ``move_count``). Several changes in one transaction may call it several times
   with the same final game; listeners dedupe by version. It must return quickly: it runs in
   the request that made the change (a listener hands slow work to a worker or a thread).
+* ``set_driven_check(check)``: ``check(game_id)`` says whether a driver in this process plays
+  the game itself (``bots.runner.play_game``: a tournament's game); such a game's turn clock
+  is enforced by its driver, so no clock task is scheduled for it.
 * ``set_seat_check(check)``: ``check(user, bot_id)`` decides whether ``user`` may seat that
   bot (raising an API error if not); without one, seating a bot is refused.
 """
@@ -28,11 +31,21 @@ SeatCheck = Callable[[Any, int], None]
 
 _listeners: list[ChangeListener] = []
 _seat_check: SeatCheck | None = None
+_driven_check: Callable[[int], bool] | None = None
 
 
 def on_change(listener: ChangeListener) -> None:
     if listener not in _listeners:
         _listeners.append(listener)
+
+
+def set_driven_check(check: Callable[[int], bool]) -> None:
+    global _driven_check
+    _driven_check = check
+
+
+def is_driven(game_id: int) -> bool:
+    return _driven_check is not None and _driven_check(game_id)
 
 
 def set_seat_check(check: SeatCheck) -> None:

@@ -571,6 +571,8 @@ def _schedule_turn_clock_check(game: Game) -> None:
         return
     if game.turn_seconds > settings.TURN_CLOCK_TASK_MAX_SECONDS:
         return  # a long turn is the sweep's (see settings): no task held for hours
+    if hooks.is_driven(game.pk):
+        return  # its driver checks the clock before every decision (bots.runner.play_game)
     game_id, version, countdown = game.pk, game.version, game.turn_seconds + 0.5
 
     def schedule() -> None:

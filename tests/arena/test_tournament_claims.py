@@ -1,0 +1,119 @@
+"""Claims: a match is played by one worker at a time; a claim its worker stopped renewing is
+taken over, the dead worker's live games settled (recorded if finished, else aborted and dealt
+again from the same seed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from arena import services
+from arena.models import Match, MatchStatus, Tournament
+from bots import runner as bot_runner
+from games import services as game_services
+from games.models import Game, GameStatus
+from tests.arena.tournament_helpers import (
+    assert_consistent,
+    assert_recorded_once,
+    http_bots,
+    tournament_of,
+)
+from tests.bots.helpers import close_default_transport
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _bots_played_here(settings: Any) -> Iterator[None]:
+    settings.BOTS_ALLOW_PRIVATE = True
+    settings.BOTS_RUNNER = "off"
+    yield
+    close_default_transport()
+
+
+def _dead_worker(match: Match, *, finish: bool) -> tuple[str, Game]:
+    """What a worker killed mid-game leaves: the match claimed, one game live (finished but
+    not recorded, or still running), the claim no longer renewed."""
+    token = services.match_claim(match_id=match.pk)
+    assert token is not None
+    item = match.plan[0]
+    game = services.game_begin(match_id=match.pk, token=token, item=item)
+    assert game is not None
+    with bot_runner.driving(game.pk):
+        game_services.game_start(game_id=game.pk, user=match.tournament.owner)
+    if finish:
+        bot_runner.play_game(game.pk)
+    stale = timezone.now() - timedelta(seconds=3600)
+    Match.objects.filter(pk=match.pk).update(claimed_at=stale)
+    return token, Game.objects.get(pk=game.pk)
+
+
+def test_a_fresh_claim_is_not_taken(alice: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        assert services.match_claim(match_id=match.pk) is not None
+        assert services.match_claim(match_id=match.pk) is None
+        assert services.match_play(match_id=match.pk) is False
+    assert Game.objects.count() == 0
+
+
+def test_a_dead_workers_running_game_is_aborted_and_dealt_again(alice: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        old_token, orphan = _dead_worker(match, finish=False)
+        assert orphan.status == GameStatus.RUNNING
+        assert services.match_play(match_id=match.pk) is True
+        # The dead worker's claim is gone: had it lived on, it could record nothing.
+        assert services.game_record(match_id=match.pk, token=old_token,
+                                    number=match.plan[0]["number"], game_id=orphan.pk) is False
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)
+    orphan.refresh_from_db()
+    assert orphan.status == GameStatus.ABORTED
+    replay = done.tournament_games.get(number=match.plan[0]["number"]).game
+    assert replay.pk != orphan.pk and replay.seed == orphan.seed
+
+
+def test_a_dead_workers_finished_game_is_recorded_as_it_is(alice: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        _, orphan = _dead_worker(match, finish=True)
+        assert orphan.status == GameStatus.FINISHED
+        assert services.match_play(match_id=match.pk) is True
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_recorded_once(done)
+    assert done.tournament_games.get(number=match.plan[0]["number"]).game_id == orphan.pk
+    assert Game.objects.count() == done.games_total
+
+
+def test_the_sweep_resends_orphaned_matches_and_finalizes(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[int] = []  # what the sweep hands the broker (the worker tests send for real)
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        matches = list(Match.objects.filter(tournament=tournament).order_by("number"))
+        services.match_play(match_id=matches[0].pk)
+        _dead_worker(matches[1], finish=False)
+        monkeypatch.setattr(services, "match_send", lambda *, match_id: sent.append(match_id))
+        assert services.tournament_sweep() == {"sent": 2, "finalized": 0}
+        assert sorted(sent) == [matches[1].pk, matches[2].pk]
+        for match_id in sent:
+            services.match_play(match_id=match_id)
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert done.finalized_at is not None
+    assert_recorded_once(done)
+    assert services.tournament_sweep() == {"sent": 0, "finalized": 0}
+    assert set(done.matches.values_list("status", flat=True)) == {MatchStatus.DONE}

@@ -1,0 +1,173 @@
+"""Tournaments played in this process (the embedded default's way, and the commands'): real
+HTTP reference bots on 127.0.0.1, real games, the stored results checked against the ratings
+modules."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from arena import selectors, services
+from arena.models import Match, MatchStatus, RatingChange, Tournament, TournamentStatus
+from bots.models import Bot
+from tests.arena.tournament_helpers import (
+    assert_consistent,
+    assert_recorded_once,
+    http_bots,
+    rank,
+    tournament_of,
+)
+from tests.bots.helpers import close_default_transport
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _bots_played_here(settings: Any) -> Iterator[None]:
+    settings.BOTS_ALLOW_PRIVATE = True
+    settings.BOTS_RUNNER = "off"
+    yield
+    close_default_transport()
+
+
+def test_a_round_robin_of_four_http_bots_is_recorded_once_and_rated(alice: Any) -> None:
+    with http_bots(alice, ["random", "greedy", "heuristic", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=6)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        seen: list[int] = []
+        done = services.tournament_run_foreground(
+            tournament_id=tournament.pk, on_progress=lambda t: seen.append(t.games_done))
+    assert done.status == TournamentStatus.FINISHED
+    assert seen == list(range(1, 37))  # progress after every game
+    assert_recorded_once(done)
+    assert_consistent(done)
+    assert rank(done, bots[2]) < rank(done, bots[0]) and rank(done, bots[3]) < rank(done, bots[0])
+    board = selectors.leaderboard(rule_set=done.rule_set)
+    assert [row["elo"] for row in board] == sorted((row["elo"] for row in board), reverse=True)
+    assert {row["bot"] for row in board} == {b.pk for b in bots}
+    assert all(row["games"] == 18 and row["interval"] is not None for row in board)
+    history = selectors.rating_history(bot=bots[0], rule_set=done.rule_set)
+    assert history.count() == 18
+    assert list(history)[-1].after == pytest.approx(
+        next(row["elo"] for row in board if row["bot"] == bots[0].pk), abs=0.05)
+    progress = selectors.tournament_progress(tournament=done)
+    assert progress["games_done"] == progress["games_total"] == 36
+    assert progress["matches_done"] == progress["matches_total"] == 6
+    assert selectors.tournament_standings(tournament=done) == done.standings
+
+
+def test_the_finalizer_runs_once(alice: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        services.tournament_run_foreground(tournament_id=tournament.pk)
+    first = Tournament.objects.get(pk=tournament.pk).finalized_at
+    assert first is not None
+    assert services.tournament_finalize(tournament_id=tournament.pk) is False
+    assert Tournament.objects.get(pk=tournament.pk).finalized_at == first
+
+
+def test_a_played_match_is_not_played_again(alice: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        assert services.match_play(match_id=match.pk) is True
+        changes = RatingChange.objects.count()
+        assert services.match_play(match_id=match.pk) is False
+    assert RatingChange.objects.count() == changes
+    assert_recorded_once(Tournament.objects.get(pk=tournament.pk))
+
+
+def test_a_disabled_bot_forfeits_its_games(alice: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        Bot.objects.filter(pk=bots[2].pk).update(enabled=False)
+        done = services.tournament_run_foreground(tournament_id=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)
+    for record in done.tournament_games.all():
+        if bots[2].pk in record.seats:
+            seat = record.seats.index(bots[2].pk)
+            assert record.result["forfeited"] == [seat]
+            assert record.result["winner"] == 1 - seat
+    line = next(row for row in done.standings if row["bot"] == bots[2].pk)
+    assert line["forfeits"] == 4 and line["wins"] == 0
+
+
+def test_a_bot_that_stops_answering_is_forfeited_and_the_tournament_ends(alice: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, max_strikes=2)
+        # The port nothing listens on: every call fails at once.
+        Bot.objects.filter(pk=bots[0].pk).update(url="http://127.0.0.1:9/")
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        done = services.tournament_run_foreground(tournament_id=tournament.pk)
+    assert_recorded_once(done)
+    for record in done.tournament_games.all():
+        seat = record.seats.index(bots[0].pk)
+        assert seat in record.result["forfeited"]
+        assert record.result["strikes"][seat] == 2
+
+
+def test_cancelling_drops_the_matches_not_started(alice: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        first = Match.objects.filter(tournament=tournament).order_by("number").first()
+        assert first is not None
+        services.match_play(match_id=first.pk)
+        services.tournament_cancel(tournament_id=tournament.pk, user=alice)
+        services.tournament_run_foreground(tournament_id=tournament.pk)
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.CANCELLED
+    statuses = list(tournament.matches.order_by("number").values_list("status", flat=True))
+    assert statuses == [MatchStatus.DONE, MatchStatus.CANCELLED, MatchStatus.CANCELLED]
+    assert tournament.games_done == 2 and tournament.tournament_games.count() == 2
+    assert tournament.finalized_at is not None
+    assert sum(row["games"] for row in tournament.standings) == 4
+
+
+def test_a_running_match_stops_at_its_next_game_when_cancelled(alice: Any, settings: Any) -> None:
+    settings.TOURNAMENT_MATCH_CONCURRENCY = 2
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=8)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+
+        def cancel_after_a_game(t: Tournament) -> None:
+            if t.status == TournamentStatus.RUNNING:
+                services.tournament_cancel(tournament_id=t.pk, user=alice)
+
+        services.tournament_run_foreground(tournament_id=tournament.pk,
+                                           on_progress=cancel_after_a_game)
+    match.refresh_from_db()
+    tournament.refresh_from_db()
+    assert match.status == MatchStatus.CANCELLED
+    assert tournament.status == TournamentStatus.CANCELLED
+    # The games in play when it was cancelled finish and count; no other starts.
+    assert 1 <= tournament.games_done <= 3
+    assert match.games_done == tournament.games_done == tournament.tournament_games.count()
+    assert match.live == {}
+    assert tournament.finalized_at is not None
+
+
+def test_the_embedded_default_plays_a_started_tournament_in_the_background(
+    alice: Any, settings: Any
+) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        started = services.tournament_start(tournament_id=tournament.pk, user=alice)
+        assert started.status == TournamentStatus.RUNNING  # the request returns at once
+        for _ in range(600):  # bounded: at most 60 s
+            tournament.refresh_from_db()
+            if tournament.finalized_at is not None:
+                break
+            time.sleep(0.1)
+    assert tournament.status == TournamentStatus.FINISHED
+    assert_recorded_once(tournament)
+    assert_consistent(tournament)

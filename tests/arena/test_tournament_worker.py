@@ -1,0 +1,181 @@
+"""Tournaments with the real thing: real ``celery worker`` processes on Redis play the
+matches, PostgreSQL stores them, the reference bots answer over HTTP on 127.0.0.1. A worker
+killed with SIGKILL mid-tournament, and a match task delivered twice at once, still give every
+game recorded exactly once (CI runs these; they need PostgreSQL and Redis)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.conf import settings as django_settings
+from django.db import connection
+
+from arena import services
+from arena.models import Match, MatchStatus, Tournament, TournamentGame, TournamentStatus
+from games.models import Game, GameStatus
+from tests.arena.tournament_helpers import (
+    assert_consistent,
+    assert_recorded_once,
+    http_bots,
+    rank,
+    tournament_of,
+)
+from tests.bots.helpers import close_default_transport
+
+ROOT = Path(__file__).resolve().parents[2]
+STALE_SECONDS = 4  # a killed worker's claim is taken over this long after its last renewal
+
+pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
+
+
+def _database_url() -> str:
+    db = connection.settings_dict
+    return f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+Start = Callable[..., subprocess.Popen[bytes]]
+
+
+@pytest.fixture
+def workers(settings: Any, tmp_path: Path) -> Iterator[Start]:
+    """Starts worker processes on a queue of this test's own (``beat=True``: with the
+    periodic sweep embedded, as ``celery beat`` would run it)."""
+    queue = f"arena-test-{uuid.uuid4().hex}"
+    settings.TOURNAMENT_QUEUE = queue
+    settings.TOURNAMENT_CLAIM_STALE_SECONDS = STALE_SECONDS
+    settings.BOTS_ALLOW_PRIVATE = True
+    env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_QUEUE": queue,
+           "TOURNAMENT_QUEUE": queue, "BOTS_ALLOW_PRIVATE": "true",
+           "TOURNAMENT_HEARTBEAT_SECONDS": "1",
+           "TOURNAMENT_CLAIM_STALE_SECONDS": str(STALE_SECONDS),
+           "TOURNAMENT_SWEEP_SECONDS": "2"}
+    started: list[subprocess.Popen[bytes]] = []
+
+    def start(*, beat: bool = False, name: str = "w") -> subprocess.Popen[bytes]:
+        command = [sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
+                   "--loglevel=WARNING", "-Q", queue, "-n", f"{name}-{uuid.uuid4().hex[:8]}@%h"]
+        if beat:
+            command += ["-B", "-s", str(tmp_path / f"beat-{len(started)}")]
+        process = subprocess.Popen(command, cwd=ROOT, env=env)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        if process.poll() is None:
+            process.terminate()
+    for process in started:
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    close_default_transport()
+    client = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
+    client.delete(queue)
+
+
+def _wait(check: Callable[[], bool], seconds: float = 300) -> bool:
+    """Poll ``check`` until it holds or ``seconds`` pass (a bound, not a timing claim)."""
+    for _ in range(int(seconds * 10)):
+        if check():
+            return True
+        time.sleep(0.1)
+    return check()
+
+
+def _finalized(tournament: Tournament) -> Callable[[], bool]:
+    return lambda: Tournament.objects.filter(pk=tournament.pk,
+                                             finalized_at__isnull=False).exists()
+
+
+def _queue_drained() -> bool:
+    client = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
+    return client.llen(django_settings.TOURNAMENT_QUEUE) == 0
+
+
+def test_a_tournament_of_four_http_bots_completes_on_real_workers(
+    alice: Any, workers: Start
+) -> None:
+    workers()
+    workers()
+    with http_bots(alice, ["random", "greedy", "heuristic", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=6)
+        services.tournament_start(tournament_id=tournament.pk, user=alice)
+        # Every match is delivered twice more: the two workers race for the copies.
+        for match in Match.objects.filter(tournament=tournament):
+            services.match_send(match_id=match.pk)
+            services.match_send(match_id=match.pk)
+        assert _wait(_finalized(tournament))
+        assert _wait(_queue_drained)
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert done.status == TournamentStatus.FINISHED
+    assert_recorded_once(done)
+    assert_consistent(done)
+    # No extra game was created by the copies that lost the claim.
+    assert Game.objects.filter(created_by=alice).count() == done.games_total == 36
+    assert rank(done, bots[2]) < rank(done, bots[0]) and rank(done, bots[3]) < rank(done, bots[0])
+
+
+def test_the_same_match_delivered_twice_at_once_is_played_once(
+    alice: Any, workers: Start
+) -> None:
+    first, second = workers(), workers()
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=6)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        services.match_send(match_id=match.pk)
+        services.match_send(match_id=match.pk)
+        assert _wait(_finalized(tournament))
+        assert _wait(_queue_drained)
+    assert first.poll() is None and second.poll() is None  # both took a copy and lived
+    assert_recorded_once(Tournament.objects.get(pk=tournament.pk))
+    assert Game.objects.filter(created_by=alice).count() == 6
+
+
+def test_a_worker_killed_mid_tournament_is_replaced_and_each_game_recorded_once(
+    alice: Any, workers: Start
+) -> None:
+    doomed = workers(name="doomed")
+    with http_bots(alice, ["random", "greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=12)
+        services.tournament_start(tournament_id=tournament.pk, user=alice)
+        assert _wait(lambda: TournamentGame.objects.filter(tournament=tournament).count() >= 3)
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(20)
+        killed_at = TournamentGame.objects.filter(tournament=tournament).count()
+        left_live = {number: game for m in Match.objects.filter(tournament=tournament)
+                     for number, game in m.live.items()}
+        assert killed_at < 36  # it died mid-tournament
+        assert Match.objects.filter(tournament=tournament, status=MatchStatus.RUNNING).exists()
+        # A new worker, with the periodic sweep that re-sends the dead worker's match.
+        workers(beat=True, name="replacement")
+        assert _wait(_finalized(tournament))
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert done.status == TournamentStatus.FINISHED
+    assert_recorded_once(done)
+    assert_consistent(done)
+    # The games the dead worker left live: recorded if they had finished, else aborted and
+    # dealt again from the same seed.
+    for number, game_id in left_live.items():
+        orphan = Game.objects.get(pk=game_id)
+        record = TournamentGame.objects.get(tournament=done, number=int(number))
+        if record.game_id != game_id:
+            assert orphan.status == GameStatus.ABORTED
+            assert record.game.seed == orphan.seed
+        else:
+            assert orphan.status == GameStatus.FINISHED
+    recorded = set(done.tournament_games.values_list("game_id", flat=True))
+    extra = Game.objects.filter(created_by=alice).exclude(pk__in=recorded)
+    assert set(extra.values_list("status", flat=True)) <= {GameStatus.ABORTED}
+    assert set(extra.values_list("pk", flat=True)) <= set(left_live.values())
