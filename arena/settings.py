@@ -241,7 +241,8 @@ if TOURNAMENT_MATCH_TIME_LIMIT >= BROKER_VISIBILITY_TIMEOUT:
 # (TOURNAMENT_QUEUE: long tasks, a whole pairing each) and bot-seat turns of live tables
 # (CELERY_TURN_QUEUE: one short decision each), so that worker pools can be sized and placed
 # per kind and a long tournament never delays a live table's turns. Empty: CELERY_QUEUE.
-# A worker started without -Q reads every queue named here.
+# A worker started without -Q reads every queue named here. (This replaces the match route
+# above, adding the bot-turn queue and the list of queues a worker reads.)
 CELERY_TURN_QUEUE = env.str("CELERY_TURN_QUEUE", "")
 CELERY_TASK_ROUTES = {
     task: {"queue": queue}

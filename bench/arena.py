@@ -375,8 +375,8 @@ def main() -> None:
         connections.close_all()
     r1 = http[args.workers]["turns_s"] / raw
     r2 = local["games_s"] / bare
-    print(f"arena http: {http[args.workers]['games_s']:.1f} games/s, ratio {r1:.2f}; "
-          f"arena in-process: {local['games_s']:.1f} games/s, ratio {r2:.2f}")
+    print(f"arena http: {http[args.workers]['games_s']:.3g} games/s, ratio {r1:.3g}; "
+          f"arena in-process: {local['games_s']:.3g} games/s, ratio {r2:.3g}")
 
 
 if __name__ == "__main__":
