@@ -33,7 +33,10 @@ def _bots_played_here(settings: Any) -> Iterator[None]:
     close_default_transport()
 
 
-def test_a_round_robin_of_four_http_bots_is_recorded_once_and_rated(alice: Any) -> None:
+def test_a_round_robin_of_four_http_bots_is_recorded_once_and_rated(
+    alice: Any, settings: Any
+) -> None:
+    settings.TOURNAMENT_MATCH_CONCURRENCY = 1  # a fixed order of the bots' seeded choices
     with http_bots(alice, ["random", "greedy", "heuristic", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots, games_per_pairing=6)
         services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
