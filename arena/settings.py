@@ -237,6 +237,29 @@ if TOURNAMENT_MATCH_TIME_LIMIT >= BROKER_VISIBILITY_TIMEOUT:
         "running would be given to a second worker."
     )
 
+# Queues of their own (docs/scaling.md), both optional: a tournament's matches
+# (TOURNAMENT_QUEUE: long tasks, a whole pairing each) and bot-seat turns of live tables
+# (CELERY_TURN_QUEUE: one short decision each), so that worker pools can be sized and placed
+# per kind and a long tournament never delays a live table's turns. Empty: CELERY_QUEUE.
+# A worker started without -Q reads every queue named here. (This replaces the match route
+# above, adding the bot-turn queue and the list of queues a worker reads.)
+CELERY_TURN_QUEUE = env.str("CELERY_TURN_QUEUE", "")
+CELERY_TASK_ROUTES = {
+    task: {"queue": queue}
+    for task, queue in (("arena.tasks.match_play", TOURNAMENT_QUEUE),
+                        ("bots.tasks.bot_turn", CELERY_TURN_QUEUE))
+    if queue and queue != CELERY_TASK_DEFAULT_QUEUE
+}
+if CELERY_TASK_ROUTES:
+    from kombu import Exchange, Queue
+
+    # Each its own exchange and routing key, as Celery makes a queue it was not told of: a
+    # shared key would copy every task into each queue bound with it.
+    CELERY_TASK_QUEUES = [
+        Queue(name, Exchange(name), routing_key=name) for name in dict.fromkeys(
+            [CELERY_TASK_DEFAULT_QUEUE, TOURNAMENT_QUEUE, CELERY_TURN_QUEUE]) if name
+    ]
+
 CELERY_BEAT_SCHEDULE = {
     "tournament-sweep": {
         "task": "arena.tasks.tournament_sweep",
