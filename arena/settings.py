@@ -225,7 +225,6 @@ if TOURNAMENT_CLAIM_STALE_SECONDS <= TOURNAMENT_HEARTBEAT_SECONDS:
     raise ImproperlyConfigured(
         "TOURNAMENT_CLAIM_STALE_SECONDS must be longer than TOURNAMENT_HEARTBEAT_SECONDS."
     )
-CELERY_TASK_ROUTES = {"arena.tasks.match_play": {"queue": TOURNAMENT_QUEUE}}
 # The sweep (celery beat): re-sends the tasks of matches left pending or claimed by a dead
 # worker, and finalizes tournaments whose last match ended without finalizing them.
 TOURNAMENT_SWEEP_SECONDS = env.int("TOURNAMENT_SWEEP_SECONDS", 60, minimum=1)
@@ -241,8 +240,7 @@ if TOURNAMENT_MATCH_TIME_LIMIT >= BROKER_VISIBILITY_TIMEOUT:
 # (TOURNAMENT_QUEUE: long tasks, a whole pairing each) and bot-seat turns of live tables
 # (CELERY_TURN_QUEUE: one short decision each), so that worker pools can be sized and placed
 # per kind and a long tournament never delays a live table's turns. Empty: CELERY_QUEUE.
-# A worker started without -Q reads every queue named here. (This replaces the match route
-# above, adding the bot-turn queue and the list of queues a worker reads.)
+# A worker started without -Q reads every queue named here.
 CELERY_TURN_QUEUE = env.str("CELERY_TURN_QUEUE", "")
 CELERY_TASK_ROUTES = {
     task: {"queue": queue}
