@@ -11,6 +11,7 @@ RUN useradd --create-home --uid 1000 arena
 
 COPY pyproject.toml README.md ./
 COPY arena arena
+COPY core core
 COPY games games
 COPY bots bots
 COPY manage.py ./

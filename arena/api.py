@@ -16,7 +16,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arena import examples, presenters, services
-from arena.api_errors import ApiError, error_responses
 from arena.models import Entrant
 from arena.serializers import (
     EntrantInput,
@@ -32,8 +31,9 @@ from arena.serializers import (
     tournament_data,
 )
 from arena.services import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
-from arena.strict import StrictPageNumberPagination, query_bool
 from bots import selectors as bot_selectors
+from core.api_errors import ApiError, error_responses
+from core.strict import StrictPageNumberPagination, query_bool
 
 TOURNAMENTS = ["tournaments"]
 RATINGS = ["ratings"]

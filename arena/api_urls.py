@@ -4,8 +4,8 @@ come first, since patterns are tried in order and playing is nearly every reques
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerView
 
-from arena.api_errors import api_index, api_not_found
-from arena.schema import SchemaView
+from core.api_errors import api_index, api_not_found
+from core.schema import SchemaView
 
 urlpatterns: list = [
     path("", include("games.urls")),

@@ -9,7 +9,7 @@ from typing import Any
 from rest_framework import serializers
 
 from arena.models import Tournament, TournamentStatus
-from arena.strict import QuerySerializer, StrictCharField, StrictInput, StrictIntegerField
+from core.strict import QuerySerializer, StrictCharField, StrictInput, StrictIntegerField
 from games.serializers import OptionsField, OptionsOutField, StrictBooleanField
 
 

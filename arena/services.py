@@ -32,7 +32,6 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from arena import schedule
-from arena.api_errors import ApiError
 from arena.models import (
     Entrant,
     Match,
@@ -45,6 +44,7 @@ from arena.models import (
 )
 from arena.ratings import EloLadder, GameResult, bradley_terry, canonical_rule_set, standings
 from bots.models import Bot
+from core.api_errors import ApiError
 from games import services as game_services
 from games.models import Game, GameStatus, Seat
 from games.uno.cards import POINTS, POINTS_2022

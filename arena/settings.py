@@ -154,7 +154,7 @@ if CACHE_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": CACHE_URL,
             # An unreachable cache is told within a second, not after the kernel's timeouts:
-            # the throttles then fail open (arena/throttling.py) instead of holding a thread.
+            # the throttles then fail open (core/throttling.py) instead of holding a thread.
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
@@ -349,16 +349,16 @@ STORAGES = {
 # --- REST API -------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "arena.authentication.TokenAuthentication",
+        "core.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "arena.authentication.PasswordNotAccepted",
+        "core.authentication.PasswordNotAccepted",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # JSON in, JSON out: one documented body format per operation (bots speak JSON), sent
-    # as exactly application/json and within the limits of arena/parsers.py.
-    "DEFAULT_PARSER_CLASSES": ["arena.parsers.StrictJSONParser"],
-    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "arena.parsers.ExactContentNegotiation",
+    # as exactly application/json and within the limits of core/parsers.py.
+    "DEFAULT_PARSER_CLASSES": ["core.parsers.StrictJSONParser"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "core.parsers.ExactContentNegotiation",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 20,
@@ -373,8 +373,8 @@ REST_FRAMEWORK = {
     # client's own word). 0: a client cannot pick its address by sending the header.
     "NUM_PROXIES": env.int("NUM_PROXIES", 0, minimum=0),
     "TEST_REQUEST_DEFAULT_FORMAT": "json",
-    # One error body everywhere: {"code", "detail", ...} (see arena/api_errors.py).
-    "EXCEPTION_HANDLER": "arena.api_errors.exception_handler",
+    # One error body everywhere: {"code", "detail", ...} (see core/api_errors.py).
+    "EXCEPTION_HANDLER": "core.api_errors.exception_handler",
 }
 
 REST_KNOX = {
@@ -427,7 +427,7 @@ SPECTACULAR_SETTINGS = {
     # A request body identical to its response component (a move) is the same component.
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "arena.schema.merge_identical_request_components",
+        "core.schema.merge_identical_request_components",
         "bots.protocol.webhooks_as_extension",
     ],
 }

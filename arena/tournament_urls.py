@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-import arena.converters  # noqa: F401  (registers <id:…>)
+import core.converters  # noqa: F401  (registers <id:…>)
 from arena import api
 
 urlpatterns = [

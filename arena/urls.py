@@ -13,7 +13,7 @@ urlpatterns = [
 
 # With DEBUG off, errors raised outside DRF's views (a bad Host header, an unexpected exception)
 # get the API's JSON error body under /api/ and Django's own pages elsewhere.
-handler400 = "arena.api_errors.bad_request"
-handler403 = "arena.api_errors.permission_denied"
-handler404 = "arena.api_errors.page_not_found"
-handler500 = "arena.api_errors.server_error"
+handler400 = "core.api_errors.bad_request"
+handler403 = "core.api_errors.permission_denied"
+handler404 = "core.api_errors.page_not_found"
+handler500 = "core.api_errors.server_error"

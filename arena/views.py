@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from arena import metrics
+from core import metrics
 
 
 @require_GET
@@ -16,7 +16,7 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     """Liveness and database reachability, for load balancers and docker-compose, with this
-    process's counters of degraded operation (``arena.metrics``)."""
+    process's counters of degraded operation (``core.metrics``)."""
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse(

@@ -14,8 +14,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena.api_errors import error_responses
-from arena.strict import StrictPageNumberPagination, query_bool
 from bots import examples, selectors, services, verify
 from bots.errors import BotSeated, NotBotOwner
 from bots.models import Bot, BotCall
@@ -31,6 +29,8 @@ from bots.serializers import (
     VerificationOut,
     stats_data,
 )
+from core.api_errors import error_responses
+from core.strict import StrictPageNumberPagination, query_bool
 
 BOTS = ["bots"]
 BOT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Bot id.")

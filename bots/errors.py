@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from arena.api_errors import ApiError
+from core.api_errors import ApiError
 
 
 class NotBotOwner(ApiError):

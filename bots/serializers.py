@@ -7,8 +7,8 @@ from typing import Any
 
 from rest_framework import serializers
 
-from arena.strict import StrictCharField, StrictInput
 from bots.models import Bot, BotCall, CallKind
+from core.strict import StrictCharField, StrictInput
 from games.serializers import StrictBooleanField
 
 

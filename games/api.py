@@ -27,9 +27,9 @@ from rest_framework.throttling import BaseThrottle
 from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
-from arena.api_errors import RETRY_AFTER, error_body, error_responses
-from arena.strict import MAX_PAGE, StrictPageNumberPagination, query_bool
-from arena.throttling import FailOpenScopedRateThrottle
+from core.api_errors import RETRY_AFTER, error_body, error_responses
+from core.strict import MAX_PAGE, StrictPageNumberPagination, query_bool
+from core.throttling import FailOpenScopedRateThrottle
 from games import clock, examples, notify, selectors, services, waits
 from games import uno as engine
 from games.errors import (

@@ -3,7 +3,7 @@ API's exception handler renders them as ``{"code", "detail", ...}``."""
 
 from __future__ import annotations
 
-from arena.api_errors import ApiError
+from core.api_errors import ApiError
 
 
 class GameError(ApiError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import django_filters
 from django.db.models import QuerySet
 
-from arena.strict import StrictFilterForm
+from core.strict import StrictFilterForm
 from games.models import Game, GameStatus
 from games.selectors import lobby_order
 

@@ -21,7 +21,7 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers
 
-from arena.strict import StrictInput
+from core.strict import StrictInput
 from games.idempotency import MAX_KEY_LENGTH
 from games.models import EventKind, MoveSource
 from games.uno.cards import CODES, COLORS

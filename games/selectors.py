@@ -15,8 +15,8 @@ from django.core.cache import cache
 from django.db.models import Count, F, Prefetch, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 
-from arena import metrics
-from arena.throttling import CACHE_ERRORS
+from core import metrics
+from core.throttling import CACHE_ERRORS
 from games import clock, notify, rows, services
 from games import uno as engine
 from games.errors import GameNotOver, NotAPlayer

@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from arena.strict import (
+from core.strict import (
     QueryFloatField,
     QueryIntegerField,
     QuerySerializer,

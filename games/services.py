@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import Q
 from rest_framework.exceptions import ValidationError
 
-from arena import metrics
+from core import metrics
 from games import clock, hooks, notify, rows
 from games import uno as engine
 from games.errors import (

@@ -1,6 +1,6 @@
 from django.urls import path
 
-import arena.converters  # noqa: F401  (registers <id:…>)
+import core.converters  # noqa: F401  (registers <id:…>)
 from games import api
 
 # Tried in order: what a bot sends on every turn first.

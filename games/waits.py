@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from django.conf import settings
 from rest_framework.exceptions import Throttled
 
-from arena import metrics
+from core import metrics
 
 # What a refused wait is told to wait before asking again.
 RETRY_AFTER_SECONDS = 2

@@ -24,15 +24,15 @@ from arena.accounts.serializers import (
     UserOut,
 )
 from arena.accounts.throttles import PasswordAttemptThrottle
-from arena.api_errors import RETRY_AFTER, ApiError, error_responses
-from arena.authentication import (
+from core.api_errors import RETRY_AFTER, ApiError, error_responses
+from core.authentication import (
     PASSWORD_NOT_ACCEPTED,
     PasswordAuthentication,
     TokenAuthentication,
     password_refused,
     sends_password,
 )
-from arena.throttling import FailOpenScopedRateThrottle
+from core.throttling import FailOpenScopedRateThrottle
 
 TAGS = ["accounts"]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
-from arena.strict import StrictCharField, StrictInput, StrictIntegerField, StrictRegexField
+from core.strict import StrictCharField, StrictInput, StrictIntegerField, StrictRegexField
 
 MAX_TOKEN_SECONDS = 10 * 365 * 24 * 3600
 

@@ -10,7 +10,7 @@ from typing import Any
 from rest_framework.authentication import get_authorization_header
 from rest_framework.request import Request
 
-from arena.throttling import FailOpenScopedRateThrottle
+from core.throttling import FailOpenScopedRateThrottle
 
 
 class PasswordAttemptThrottle(FailOpenScopedRateThrottle):

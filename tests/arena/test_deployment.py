@@ -59,7 +59,7 @@ def test_migrations_run_before_web_and_worker_start() -> None:
 
 def test_the_dockerfile_copies_every_package_the_project_installs() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
-    for package in ("arena", "games", "bots"):
+    for package in ("arena", "core", "games", "bots"):
         assert f"COPY {package} {package}" in dockerfile
 
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("arena", "games", "bots")
+APPS = ("arena", "core", "games", "bots")
 ALLOWED = {Path("bots/transport.py"), Path("bots/serve.py")}
 OUTGOING = re.compile(
     r"ClientSession|urlopen|HTTPS?Connection\(|create_connection\(|open_connection\("

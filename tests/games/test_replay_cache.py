@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
-from arena import metrics
+from core import metrics
 from tests.games.conftest import play_to_the_end
 from tests.live_server import free_port
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from arena.strict import MAX_PAGE
+from core.strict import MAX_PAGE
 from games.schema import INT64_MAX
 from tests.arena.test_schema_examples import openapi, operation
 from tests.games.conftest import create_game

@@ -93,7 +93,7 @@ class PasswordNotAccepted(BaseAuthentication):
 
 
 class PasswordAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
-    target_class = "arena.authentication.PasswordAuthentication"
+    target_class = "core.authentication.PasswordAuthentication"
     name = "basicAuth"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
@@ -101,7 +101,7 @@ class PasswordAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ign
 
 
 class TokenAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
-    target_class = "arena.authentication.TokenAuthentication"
+    target_class = "core.authentication.TokenAuthentication"
     name = "tokenAuth"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
@@ -115,7 +115,7 @@ class TokenAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore
 class PasswordNotAcceptedScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
     """Not a way in: nothing to declare."""
 
-    target_class = "arena.authentication.PasswordNotAccepted"
+    target_class = "core.authentication.PasswordNotAccepted"
     name: list[str] = []
 
     def get_security_requirement(self, auto_schema: Any) -> None:

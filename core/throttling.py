@@ -1,5 +1,5 @@
 """Rate limits that fail open: when the cache holding their counters (Redis) is unreachable,
-a request goes through with a logged warning and a counter (``arena.metrics``) instead of a
+a request goes through with a logged warning and a counter (``core.metrics``) instead of a
 500. A few minutes without rate limits are better than no play at all for the whole outage."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from redis.exceptions import RedisError
 from rest_framework.request import Request
 from rest_framework.throttling import ScopedRateThrottle
 
-from arena import metrics
+from core import metrics
 
 log = logging.getLogger(__name__)
 
