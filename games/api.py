@@ -4,13 +4,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
-import re
 from typing import Any
 
 from django.db.models import QuerySet
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
@@ -20,40 +17,29 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import generics, status
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.throttling import BaseThrottle
-from rest_framework.utils.encoders import JSONEncoder
 from rest_framework.views import APIView
 
-from core.api_errors import RETRY_AFTER, error_body, error_responses
-from core.strict import MAX_PAGE, StrictPageNumberPagination, query_bool
+from core.api_errors import RETRY_AFTER, error_responses
+from core.strict import StrictPageNumberPagination, query_bool
 from core.throttling import FailOpenScopedRateThrottle
-from games import clock, examples, notify, selectors, services, waits
-from games import uno as engine
+from games import examples, selectors, services, waits
 from games.errors import (
     AlreadySeated,
     GameFull,
     GameNotOpen,
     GameNotOver,
-    GameNotRunning,
-    IdempotencyKeyReused,
-    IllegalMoveError,
-    MalformedMoveError,
     NotAPlayer,
     NotCreator,
-    NotYourTurn,
-    SeatForfeited,
     SeatsOpen,
     SeatTaken,
-    StaleVersion,
     TooManyOpenTables,
 )
 from games.filters import GameFilter
-from games.idempotency import idempotent_call, request_fingerprint
-from games.models import Game, GameStatus, MoveRecord, Seat
-from games.schema import GAME_ID, IDEMPOTENCY_KEY, etag_header
+from games.models import Game
+from games.schema import GAME_ID
 from games.serializers import (
     EventOut,
     EventsOut,
@@ -62,13 +48,7 @@ from games.serializers import (
     GameOut,
     JoinInput,
     LeaveInput,
-    MoveInput,
-    MovePlayedOut,
-    MoveQuery,
-    MoveRecordOut,
     ReplayOut,
-    ViewOut,
-    ViewQuery,
     game_out_data,
 )
 
@@ -76,15 +56,15 @@ GAMES = ["games"]
 PLAY = ["play"]
 
 # Examples are fabricated (games.examples): never real hidden information.
-def _example(name: str, value: Any, description: str = "") -> OpenApiExample:
+def example(name: str, value: Any, description: str = "") -> OpenApiExample:
     return OpenApiExample(name, value=value, description=description)
 
 
-def _request_example(name: str, value: Any, description: str = "") -> OpenApiExample:
+def request_example(name: str, value: Any, description: str = "") -> OpenApiExample:
     return OpenApiExample(name, value=value, description=description, request_only=True)
 
 
-def _game_or_404(game_id: int) -> Game:
+def game_or_404(game_id: int) -> Game:
     try:
         return selectors.game_get(game_id=game_id)
     except Game.DoesNotExist:
@@ -102,13 +82,6 @@ class GamePagination(StrictPageNumberPagination):
     page_size = 20
     page_size_query_param = "page_size"
     max_page_size = 100
-
-
-class MovePagination(StrictPageNumberPagination):
-    example_url = "https://uno.example.org/api/games/7/moves/"
-    page_size = 200
-    page_size_query_param = "page_size"
-    max_page_size = 1000
 
 
 class GameListCreateApi(generics.ListAPIView):
@@ -131,7 +104,7 @@ class GameListCreateApi(generics.ListAPIView):
             200: OpenApiResponse(
                 GameOut(many=True),
                 "A page of games.",
-                examples=[_example("A table with a free seat", examples.GAME_LISTED)],
+                examples=[example("A table with a free seat", examples.GAME_LISTED)],
             ),
             **error_responses(400, 401, 404),
         },
@@ -152,11 +125,11 @@ class GameListCreateApi(generics.ListAPIView):
             201: OpenApiResponse(
                 GameOut,
                 "The new table; `my_seat` is 0 unless `join` was false.",
-                examples=[_example("An open table", examples.GAME_OPEN)],
+                examples=[example("An open table", examples.GAME_OPEN)],
             ),
             **error_responses(400, 401, 409, raises=[TooManyOpenTables()]),
         },
-        examples=[_request_example("Two players, one hand", examples.CREATE_REQUEST)],
+        examples=[request_example("Two players, one hand", examples.CREATE_REQUEST)],
     )
     def post(self, request: Request) -> Response:
         body = GameCreateInput(data=request.data)
@@ -184,15 +157,15 @@ class GameDetailApi(APIView):
                 GameOut,
                 "The game; `my_seat` is your seat, or null.",
                 examples=[
-                    _example("Running", examples.GAME_RUNNING),
-                    _example("Finished", examples.GAME_FINISHED),
+                    example("Running", examples.GAME_RUNNING),
+                    example("Finished", examples.GAME_FINISHED),
                 ],
             ),
             **error_responses(401, 404),
         },
     )
     def get(self, request: Request, id: int) -> Response:
-        return Response(GameOut(_game_or_404(id), context={"request": request}).data)
+        return Response(GameOut(game_or_404(id), context={"request": request}).data)
 
 
 class GameJoinApi(APIView):
@@ -209,7 +182,7 @@ class GameJoinApi(APIView):
             200: OpenApiResponse(
                 GameOut,
                 "The game with your seat (`my_seat`).",
-                examples=[_example("Seated at 1", examples.GAME_JOINED)],
+                examples=[example("Seated at 1", examples.GAME_JOINED)],
             ),
             **error_responses(400, 401, 403, 404, 409, raises=[
                 ValidationError({"seat": ["This table's seats are 0 to 1."]}),
@@ -217,11 +190,11 @@ class GameJoinApi(APIView):
             ]),
         },
         examples=[
-            _request_example(
+            request_example(
                 "The lowest free seat", examples.JOIN_REQUEST_ANY, "An empty body (or none)."
             ),
-            _request_example("A given seat", examples.JOIN_REQUEST_SEAT),
-            _request_example("Seat your bot 3 at seat 1", examples.JOIN_REQUEST_BOT),
+            request_example("A given seat", examples.JOIN_REQUEST_SEAT),
+            request_example("Seat your bot 3 at seat 1", examples.JOIN_REQUEST_BOT),
         ],
     )
     def post(self, request: Request, id: int) -> Response:
@@ -247,7 +220,7 @@ class GameLeaveApi(APIView):
             200: OpenApiResponse(
                 GameOut,
                 "The game without you (`aborted` if nobody is left).",
-                examples=[_example("Seat 1 free again", examples.GAME_LEFT)],
+                examples=[example("Seat 1 free again", examples.GAME_LEFT)],
             ),
             **error_responses(400, 401, 403, 404, 409, raises=[
                 ValidationError({"bot": ["Ensure this value is greater than or equal to 1."]}),
@@ -255,8 +228,8 @@ class GameLeaveApi(APIView):
             ]),
         },
         examples=[
-            _request_example("Leave yourself", examples.JOIN_REQUEST_ANY, "An empty body."),
-            _request_example("Take your bot 3 off", examples.LEAVE_REQUEST_BOT),
+            request_example("Leave yourself", examples.JOIN_REQUEST_ANY, "An empty body."),
+            request_example("Take your bot 3 off", examples.LEAVE_REQUEST_BOT),
         ],
     )
     def post(self, request: Request, id: int) -> Response:
@@ -278,7 +251,7 @@ class GameStartApi(APIView):
             200: OpenApiResponse(
                 GameOut,
                 "The running game: `awaiting` is the seat to play first.",
-                examples=[_example("Dealt", examples.GAME_STARTED)],
+                examples=[example("Dealt", examples.GAME_STARTED)],
             ),
             **error_responses(401, 403, 404, 409, raises=[
                 NotCreator(), GameNotOpen(), SeatsOpen(),
@@ -289,367 +262,6 @@ class GameStartApi(APIView):
         services.game_start(game_id=id, user=request.user)
         return Response(_game_out(id, request))
 
-
-class GameViewApi(APIView):
-    @extend_schema(
-        operation_id="games_view",
-        tags=PLAY,
-        summary="My view of the game",
-        description="The rules engine's view for your seat (your hand, everyone's card "
-        "counts, top card, whose decision is awaited, your legal moves) plus the game's "
-        "`version` to send with your move. Sends an `ETag`; with `If-None-Match` you get a "
-        "304 until something changes. Add `wait` (seconds, up to 25) to hold the request "
-        "until something changes: the cheapest way for a bot to wait for its turn. Waiting "
-        "requests are capped per user and per server process: over a cap, a `wait` is a 429 "
-        "`too_many_waits` with `Retry-After`.",
-        parameters=[
-            GAME_ID,
-            ViewQuery,
-            OpenApiParameter("If-None-Match", str, OpenApiParameter.HEADER, required=False),
-            etag_header(200, 304),
-            RETRY_AFTER,
-        ],
-        responses={
-            200: OpenApiResponse(
-                ViewOut,
-                "Your view.",
-                examples=[_example("Your turn", examples.VIEW_EXAMPLE)],
-            ),
-            304: OpenApiResponse(description="Not modified since the ETag you sent."),
-            **error_responses(400, 401, 403, 404, 429, raises=[
-                ValidationError({"wait": ["Ensure this value is less than or equal to 25."]}),
-                NotAPlayer(),
-                waits.TooManyWaits(),
-            ]),
-        },
-    )
-    def get(self, request: Request, id: int) -> HttpResponse:
-        wait, until_turn = _wait_query(ViewQuery, request)
-        known = _if_none_match(request)
-        with waits.slot_or_429(request.user.pk, wait):
-            seat = selectors.seat_view_wait(
-                game_id=id, user=request.user, known=known, wait=wait, until_turn=until_turn
-            )
-        game = seat.game
-        etag = selectors.view_etag(game=game, seat=seat.index)
-        if etag in known or "*" in known:  # "*": any view you have (RFC 9110)
-            response = HttpResponse(status=status.HTTP_304_NOT_MODIFIED)
-            response["ETag"] = etag
-            return response
-        response = Response(_view_body(game, seat.index))
-        response["ETag"] = etag
-        return response
-
-
-# What a bot sends with every request: no query, or a plain ``wait`` (and ``until``).
-_USUAL_WAIT = re.compile(r"[0-9]{1,2}(?:\.[0-9]{1,6})?")
-
-
-def _wait_query(serializer: type[ViewQuery | MoveQuery], request: Request) -> tuple[float, bool]:
-    """``wait`` and ``until == "turn"`` of a view or a move. The usual query is read by hand
-    (a DRF serializer costs more than the rest of a move's input handling); anything else
-    goes through ``serializer`` for its exact errors."""
-    params = request.query_params
-    wait, until = params.get("wait", "0"), params.get("until", "change")
-    if (
-        params.keys() <= {"wait", "until"}
-        and until in ("change", "turn")
-        and _USUAL_WAIT.fullmatch(wait)
-        and (seconds := float(wait)) <= selectors.LONG_POLL_MAX_SECONDS
-    ):
-        return seconds, until == "turn"
-    query = serializer(data=params)
-    query.is_valid(raise_exception=True)
-    return query.validated_data["wait"], query.validated_data["until"] == "turn"
-
-
-def _usual_move_body(data: Any) -> tuple[int, dict[str, Any]] | None:
-    """(version, move) of the usual body, ``{"version": n, "move": {...}}`` with a flat move
-    of strings, whole numbers and booleans, read by hand; None for anything else (a float
-    such as ``1e400``, which parses as infinity, a nested value, ...), which ``MoveInput``
-    then judges (exact errors)."""
-    if (
-        type(data) is dict
-        and len(data) == 2
-        and type(version := data.get("version")) is int
-        and version >= 0
-        and type(move := data.get("move")) is dict
-        and all(type(value) in _FLAT for value in move.values())
-    ):
-        return version, move
-    return None
-
-
-_FLAT = (str, int, bool)
-
-
-def _if_none_match(request: Request) -> list[str]:
-    # META, not ``request.headers``: that parses every header on first use, for the one needed.
-    header = request.META.get("HTTP_IF_NONE_MATCH", "")
-    return [tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()]
-
-
-def _view_body(game: Game, seat: int, view: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "game": game.pk,
-        "version": game.version,
-        "seat": seat,
-        "status": game.status,
-        "turn_deadline": game.turn_deadline,
-        "view": selectors.game_view(game=game, seat=seat) if view is None else view,
-    }
-
-
-class GameMovesApi(generics.GenericAPIView):
-    pagination_class = MovePagination
-    serializer_class = MoveRecordOut
-    queryset = MoveRecord.objects.none()  # for the schema; reads go through the selector
-
-    def get_throttles(self) -> list[BaseThrottle]:
-        # Only playing is rate limited; reading the public log is not.
-        if self.request.method == "POST":
-            self.throttle_scope = "move"
-            return [FailOpenScopedRateThrottle()]
-        return []
-
-    @extend_schema(
-        operation_id="games_moves_list",
-        tags=PLAY,
-        summary="The public move log",
-        parameters=[
-            GAME_ID,
-            # A plain GET handler: the paginator's parameters are not found on their own.
-            OpenApiParameter(
-                "page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
-                description="Page number (from 1); a page past the end is a 404.",
-            ),
-            OpenApiParameter(
-                "page_size",
-                {"type": "integer", "minimum": 1, "maximum": MovePagination.max_page_size},
-                description=f"Moves per page (default {MovePagination.page_size}).",
-            ),
-        ],
-        description="Every move so far, oldest first. Moves carry no hidden information. "
-        "A page past the end is a 404.",
-        responses={
-            200: OpenApiResponse(
-                MoveRecordOut(many=True),
-                "A page of the move log.",
-                examples=[_example("A move", examples.MOVE_RECORD)],
-            ),
-            **error_responses(400, 401, 404),
-        },
-    )
-    def get(self, request: Request, id: int) -> Response:
-        game = _game_or_404(id)
-        page = self.paginate_queryset(selectors.move_list(game=game))
-        return self.get_paginated_response(MoveRecordOut(page, many=True).data)
-
-    @extend_schema(
-        operation_id="games_moves_create",
-        tags=PLAY,
-        summary="Play a move",
-        description=(
-            "Send the move with the `version` your decision was based on.\n\n"
-            "* 201: applied; the body is your new view plus the move record.\n"
-            "* 409 `stale_version`: the game moved on (body has the current `version`); "
-            "fetch the view and decide again.\n"
-            "* 409 `not_your_turn`: another seat is awaited. Out-of-turn moves (`catch`, "
-            "`uno`, and jump-in `play`s with that option) go through the same endpoint.\n"
-            "* 422 `illegal_move`: the rules forbid it (`detail` says why).\n"
-            "* 400 `malformed_move` / `invalid`: not a move at all.\n\n"
-            "With an `Idempotency-Key` header a retried request returns the first response "
-            "instead of playing twice; the same key with a different request is a 422 "
-            "`idempotency_key_reused`. (A replayed response is the view right after the move, "
-            "without any `wait`.)\n\n"
-            "With `wait`, the answer comes when the game changes again after your move (or "
-            "when the wait ends), carrying your view at that version: a bot can play a whole "
-            "game with one request per move. If the next decision is yours anyway (a Skip, "
-            "a drawn card to play or keep) it answers at once. Over the cap on waiting "
-            "requests (per user and per server process) the move is played and answered at "
-            "once, without waiting."
-        ),
-        parameters=[
-            GAME_ID,
-            MoveQuery,
-            IDEMPOTENCY_KEY,
-            etag_header(201),
-            OpenApiParameter(
-                "Idempotent-Replayed", str, OpenApiParameter.HEADER, enum=["true"],
-                description="Present on the recorded response a retried `Idempotency-Key` "
-                "gets back (only played moves are recorded).",
-                response=[201],
-            ),
-            RETRY_AFTER,
-        ],
-        request=MoveInput,
-        responses={
-            201: OpenApiResponse(
-                MovePlayedOut,
-                "The move was applied: your view (at the version the `ETag` names) and the "
-                "move's record (`played`).",
-                examples=[
-                    _example("Played a red five", examples.MOVE_PLAYED, "Right after the move."),
-                    _example(
-                        "Played and waited", examples.MOVE_PLAYED_AND_WAITED,
-                        "With `?wait=25&until=turn`: the view once rival has replied.",
-                    ),
-                ],
-            ),
-            **error_responses(400, 401, 403, 404, 409, 422, 429, raises=[
-                MalformedMoveError("unknown card code 'R99'"),
-                ValidationError({"version": ["This field is required."]}),
-                NotAPlayer(),
-                StaleVersion(42),
-                NotYourTurn("It is not your turn (waiting for seat 1)."),
-                GameNotRunning(),
-                SeatForfeited(),
-                IllegalMoveError("R5 does not match the top card (G7, green)"),
-                IdempotencyKeyReused(),
-            ]),
-        },
-        examples=[
-            _request_example("Play a red five", examples.MOVE_REQUEST_PLAY),
-            _request_example("Wild choosing green", examples.MOVE_REQUEST_WILD),
-            _request_example("Penultimate card with an Uno call", examples.MOVE_REQUEST_UNO),
-            _request_example("Draw", examples.MOVE_REQUEST_DRAW),
-            _request_example("Catch seat 1 (missed Uno)", examples.MOVE_REQUEST_CATCH),
-        ],
-    )
-    def post(self, request: Request, id: int) -> Response:
-        wait, until_turn = _wait_query(MoveQuery, request)
-        # The version the move was decided on names the game as this process last showed it,
-        # which then needs no read (any other body is validated in full later).
-        hint = request.data.get("version") if isinstance(request.data, dict) else None
-        seat = selectors.seat_with_game(
-            game_id=id, user=request.user, version=hint if type(hint) is int else None
-        )
-        # Subscribed before the move, so a reply committed right after it still wakes us.
-        with (
-            waits.slot(request.user.pk, wait) as allowed,
-            # Over a cap the move is played all the same, and answered at once.
-            notify.subscription(id) if wait and allowed else contextlib.nullcontext() as changes,
-        ):
-            key = request.META.get("HTTP_IDEMPOTENCY_KEY")  # (see _if_none_match)
-            if key is None:  # an empty one is refused, not ignored (idempotency._check_key)
-                played = self._play(request, id, seat)
-                body = self._wait(request, played, seat, wait, until_turn, changes)
-                return _move_response(body, status.HTTP_201_CREATED)
-            return self._play_idempotent(request, id, seat, key, wait, until_turn, changes)
-
-    def _play_idempotent(
-        self,
-        request: Request,
-        game_id: int,
-        seat: Seat,
-        key: str,
-        wait: float,
-        until_turn: bool,
-        changes: notify.Subscription | None,
-    ) -> Response:
-        moves: list[services.MovePlayed] = []
-
-        def produce() -> tuple[int, Any]:
-            # A refusal is answered, not raised: what the services committed before refusing
-            # (an overdue clock's move) stands. It is not remembered (``idempotent_call``).
-            try:
-                played = self._play(request, game_id, seat)
-            except APIException as exc:
-                return exc.status_code, error_body(exc)
-            moves.append(played)
-            # Plain JSON, so a replayed response is the same JSON as the first one.
-            body = _played_body(played, seat.index)
-            return status.HTTP_201_CREATED, json.loads(json.dumps(body, cls=JSONEncoder))
-
-        fingerprint = request_fingerprint(
-            method=request.method or "POST", path=request.path, body=request.data
-        )
-        status_code, body, replayed = idempotent_call(
-            user=request.user, key=key, fingerprint=fingerprint, game_id=game_id, produce=produce
-        )
-        if moves and not replayed:  # played now: wait like any move
-            body = self._wait(request, moves[0], seat, wait, until_turn, changes, body)
-        response = _move_response(body, status_code)
-        if replayed:
-            response["Idempotent-Replayed"] = "true"
-        return response
-
-    def _wait(
-        self,
-        request: Request,
-        played: services.MovePlayed,
-        seat: Seat,
-        wait: float,
-        until_turn: bool,
-        changes: notify.Subscription | None,
-        played_body: dict[str, Any] | None = None,
-    ) -> dict[str, Any]:
-        """Play-and-wait: after the move, hold the answer until the game changes again (with
-        ``until_turn``: until the decision is the mover's again or the game ends), unless the
-        decision is already the mover's again (a Skip, a drawn card to play or keep).
-
-        The answer is the mover's view at the version it ends on; the view right after the
-        move (``played_body``, else made from the move's own state) only when nothing
-        followed, so a bot's usual answer costs one view, not two."""
-        game = played.game
-        if changes is not None and game.status == GameStatus.RUNNING and (
-            game.awaiting != seat.index
-        ):
-            found = selectors.seat_wait(
-                seat=seat, game=game, user=request.user, changes=changes,
-                known=[selectors.view_etag(game=game, seat=seat.index)], until_turn=until_turn,
-                deadline=clock.monotonic() + min(wait, selectors.LONG_POLL_MAX_SECONDS),
-            )
-            if found is not None and found.game.version != game.version:
-                return {**_view_body(found.game, found.index), "played": _record_out(played.record)}
-        return played_body if played_body is not None else _played_body(played, seat.index)
-
-    def _play(self, request: Request, game_id: int, seat: Seat) -> services.MovePlayed:
-        usual = _usual_move_body(request.data)
-        if usual is None:
-            body = MoveInput(data=request.data)
-            body.is_valid(raise_exception=True)
-            usual = body.validated_data["version"], body.validated_data["move"]
-        version, move = usual
-        return services.move_play(
-            game_id=game_id,
-            seat=seat.index,
-            move=move,
-            expected_version=version,
-            seen=seat.game,
-            player=request.user.pk,
-        )
-
-
-def _played_body(played: services.MovePlayed, seat: int) -> dict[str, Any]:
-    """The mover's view right after the move, from the state it produced (nothing is read
-    back), with the move's record."""
-    view = engine.view(played.state, seat)
-    return {**_view_body(played.game, seat, view), "played": _record_out(played.record)}
-
-
-def _record_out(record: MoveRecord) -> dict[str, Any]:
-    """``MoveRecordOut``'s fields, built directly: on every move, the serializer's field
-    machinery cost more than the rest of the answer (the schema test checks the shape)."""
-    return {
-        "number": record.number,
-        "version": record.version,
-        "seat": record.seat,
-        "move": record.move,
-        "source": record.source,
-        "created_at": record.created_at,
-    }
-
-
-def _move_response(body: Any, status_code: int) -> Response:
-    response = Response(body, status=status_code)
-    if status_code == status.HTTP_201_CREATED:
-        # The body is the mover's view at the new version: its ETag lets the client long-poll
-        # (`view?wait=` with If-None-Match) without fetching the same view again.
-        response["ETag"] = selectors.etag(
-            game_id=body["game"], version=body["version"], seat=body["seat"]
-        )
-    return response
 
 
 class GameEventsApi(APIView):
@@ -668,8 +280,8 @@ class GameEventsApi(APIView):
                 EventsOut,
                 "The events after `since` (empty when a long poll saw nothing).",
                 examples=[
-                    _example("From the start", examples.EVENTS, "`since=0`."),
-                    _example("Nothing happened", examples.EVENTS_NONE, "`since=12&wait=25`."),
+                    example("From the start", examples.EVENTS, "`since=0`."),
+                    example("Nothing happened", examples.EVENTS_NONE, "`since=12&wait=25`."),
                 ],
             ),
             **error_responses(400, 401, 404, 429, raises=[waits.TooManyWaits()]),
@@ -725,11 +337,11 @@ class GameReplayApi(APIView):
                 ReplayOut,
                 "The whole game, hidden information included.",
                 examples=[
-                    _example(
+                    example(
                         "A tiny made-up finished game", examples.REPLAY,
                         "The deal and the deck are cut short to fit.",
                     ),
-                    _example("Aborted before the deal", examples.REPLAY_ABORTED),
+                    example("Aborted before the deal", examples.REPLAY_ABORTED),
                 ],
             ),
             **error_responses(400, 401, 403, 404, 409, 429, raises=[
@@ -738,7 +350,7 @@ class GameReplayApi(APIView):
         },
     )
     def get(self, request: Request, id: int) -> Response:
-        game = _game_or_404(id)
+        game = game_or_404(id)
         selectors.seat_of_or_403(game=game, user=request.user)
         response = Response(selectors.game_replay_cached(game=game))
         if query_bool(request.query_params, "download"):

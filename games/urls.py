@@ -1,12 +1,12 @@
 from django.urls import path
 
 import core.converters  # noqa: F401  (registers <id:…>)
-from games import api
+from games import api, play_api
 
 # Tried in order: what a bot sends on every turn first.
 urlpatterns = [
-    path("games/<id:id>/moves/", api.GameMovesApi.as_view(), name="game-moves"),
-    path("games/<id:id>/view/", api.GameViewApi.as_view(), name="game-view"),
+    path("games/<id:id>/moves/", play_api.GameMovesApi.as_view(), name="game-moves"),
+    path("games/<id:id>/view/", play_api.GameViewApi.as_view(), name="game-view"),
     path("games/<id:id>/events/", api.GameEventsApi.as_view(), name="game-events"),
     path("games/", api.GameListCreateApi.as_view(), name="games"),
     path("games/<id:id>/", api.GameDetailApi.as_view(), name="game"),
