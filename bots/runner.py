@@ -419,13 +419,12 @@ def is_driven_here(game_id: int) -> bool:
 @contextmanager
 def driving(game_id: int) -> Iterator[None]:
     """While the block runs, this process's change hook leaves the game to the caller, and
-    the game's turn-clock checks are coalesced (the caller's calls are bounded by the clock;
-    the checks are for a caller that dies)."""
+    the game schedules no turn-clock tasks (``games.hooks.is_driven``): the caller checks the
+    clock before every decision, and a tournament's sweep takes over from a caller that dies."""
     with _driven_lock:
         _driven.add(game_id)
     try:
-        with game_services.turn_clock_checks_coalesced(game_id):
-            yield
+        yield
     finally:
         with _driven_lock:
             _driven.discard(game_id)

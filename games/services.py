@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -25,8 +23,7 @@ from django.db import transaction
 from django.db.models import Q
 from rest_framework.exceptions import ValidationError
 
-from core import metrics
-from games import clock, hooks, notify, rows
+from games import clock, clock_checks, hooks, notify, rows
 from games import uno as engine
 from games.errors import (
     AlreadySeated,
@@ -431,7 +428,7 @@ def move_prepare(
         state, previous_awaiting=previous_awaiting, mover=seat, move_type=move.type
     )
     if new_turn:
-        _set_turn_deadline(game)
+        clock_checks.set_deadline(game)
     record = rows.new_move_record(
         game, number=game.move_count, version=game.version, seat=seat, move=move.to_json(),
         source=source,
@@ -451,7 +448,7 @@ def move_commit(prepared: MovePrepared) -> MovePlayed | None:
     # either way after the write (which remembered the row the same way).
     notify.announce(game)
     if prepared.new_turn:
-        _schedule_turn_clock_check(game)
+        clock_checks.schedule(game)
     return prepared
 
 
@@ -557,7 +554,7 @@ def _after_move(
     if _turn_changed(
         state, previous_awaiting=previous_awaiting, mover=mover, move_type=move_type
     ):
-        _arm_turn_clock(game)
+        clock_checks.arm(game)
 
 
 def _turn_changed(
@@ -577,75 +574,6 @@ def _turn_changed(
     return mover == previous_awaiting or move_type == "play"
 
 
-def _arm_turn_clock(game: Game) -> None:
-    _set_turn_deadline(game)
-    _schedule_turn_clock_check(game)
-
-
-def _set_turn_deadline(game: Game) -> None:
-    game.turn_deadline = clock.now() + timedelta(seconds=game.turn_seconds)
-
-
-def _schedule_turn_clock_check(game: Game) -> None:
-    """Have a worker check the clock just after the deadline (once the change commits)."""
-    if settings.CELERY_TASK_ALWAYS_EAGER:
-        # Eager "scheduling" would run the check now, before the deadline: a no-op. The lazy
-        # enforcement on every read and write covers the embedded default.
-        return
-    if game.turn_seconds > settings.TURN_CLOCK_TASK_MAX_SECONDS:
-        return  # a long turn is the sweep's (see settings): no task held for hours
-    if hooks.is_driven(game.pk):
-        return  # its driver checks the clock before every decision (bots.runner.play_game)
-    game_id, version, countdown = game.pk, game.version, game.turn_seconds + 0.5
-    if game_id in _coalesced:
-        # A driven game moves hundreds of times a second: at most one check a second, each
-        # that much later, so the last deadline is still checked after it passed.
-        if clock.monotonic() - _coalesced[game_id] < _COALESCE_SECONDS:
-            return
-        _coalesced[game_id] = clock.monotonic()
-        countdown += _COALESCE_SECONDS
-
-    def schedule() -> None:
-        from games.tasks import turn_clock_check
-
-        global _broker_down_until
-        if clock.monotonic() < _broker_down_until:
-            metrics.incr(metrics.TURN_CLOCK_SCHEDULE_ERRORS)
-            return  # it failed a moment ago: do not make every move wait for it again
-        try:
-            turn_clock_check.apply_async((game_id, version), countdown=countdown)
-        except Exception as exc:
-            # The change is committed: nothing after the commit may turn it into an error (a
-            # 500 for a stored move, then a 409 for its retry). The periodic sweep (celery
-            # beat) and the lazy check on every read settle this clock instead.
-            _broker_down_until = clock.monotonic() + _BROKER_BACKOFF_SECONDS
-            metrics.incr(metrics.TURN_CLOCK_SCHEDULE_ERRORS)
-            log.warning(
-                "turn clock of game %s (version %s) left to the sweep: could not schedule its "
-                "check (%s: %s); not trying again for %s s", game_id, version,
-                type(exc).__name__, exc, _BROKER_BACKOFF_SECONDS,
-            )
-
-    transaction.on_commit(schedule)
-
-
-@contextmanager
-def turn_clock_checks_coalesced(game_id: int) -> Iterator[None]:
-    """While the block runs, ``game_id``'s clock checks are scheduled at most once a
-    ``_COALESCE_SECONDS`` (for a game a runner drives at full speed, not one broker message
-    and one worker task per move)."""
-    _coalesced[game_id] = -_COALESCE_SECONDS
-    try:
-        yield
-    finally:
-        _coalesced.pop(game_id, None)
-
-
-_COALESCE_SECONDS = 1.0
-_coalesced: dict[int, float] = {}  # game id -> when its last check was scheduled (monotonic)
-# After the broker failed, turn clocks are left to the sweep for this long without trying it.
-_BROKER_BACKOFF_SECONDS = 5.0
-_broker_down_until = 0.0
 
 
 # --- turn clock -------------------------------------------------------------------------------

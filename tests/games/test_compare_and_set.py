@@ -116,38 +116,3 @@ def test_the_rng_is_rewritten_only_when_cards_are_shuffled(alice: Any, bob: Any)
     stored = Game.objects.get(pk=game.pk)
     assert stored.rng != rng and "rng" not in stored.state
     assert services.load_state(stored).to_json()["rng"] == stored.rng
-
-
-def test_a_driven_games_clock_checks_are_coalesced_yet_each_deadline_is_checked_after_it(
-    settings: Any, alice: Any, bob: Any, fake_clock: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from games import tasks
-
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    checks: list[float] = []
-    monkeypatch.setattr(tasks.turn_clock_check, "apply_async",
-                        lambda *a, **k: checks.append(k["countdown"]))
-    game = _rigged(alice, bob, [["R1", "R2", "R4", "G7"], ["R5", "R6", "R7", "B4"]])
-    checks.clear()  # the start's
-    cards = iter(["R1", "R5", "R2", "R6", "R4", "R7"])
-
-    def play() -> None:
-        nonlocal game
-        game.forfeited_seats = 0
-        played = services.move_play(game_id=game.pk, seat=game.awaiting,
-                                    move={"type": "play", "card": next(cards)},
-                                    expected_version=game.version, seen=game)
-        game = played.game
-
-    with services.turn_clock_checks_coalesced(game.pk):
-        play()
-        play()
-        play()  # three moves within a second: one check, late enough for the third deadline
-        assert checks == [game.turn_seconds + 1.5]
-        fake_clock.mono += 1.0
-        play()
-        assert len(checks) == 2
-    play()  # no longer driven: a check per move again, on the deadline
-    play()
-    assert checks[2:] == [game.turn_seconds + 0.5] * 2
-    assert MoveRecord.objects.filter(game=game).count() == 6

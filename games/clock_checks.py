@@ -1,0 +1,72 @@
+"""The turn clock's checks as Celery tasks: each new turn gets a deadline, and a worker checks it
+just after (``games.tasks.turn_clock_check``), once the change commits. What the check does is
+``games.services.turn_clock_enforce``; this module only decides whether and when to ask.
+
+Nothing here may turn a committed change into an error: a broker that cannot be reached leaves
+the clock to the periodic sweep and the lazy check on every read (see ``schedule``).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+
+from core import metrics
+from games import clock, hooks
+from games.models import Game
+
+log = logging.getLogger(__name__)
+
+
+def arm(game: Game) -> None:
+    """A new turn: its deadline, and a worker's check just after it."""
+    set_deadline(game)
+    schedule(game)
+
+
+def set_deadline(game: Game) -> None:
+    game.turn_deadline = clock.now() + timedelta(seconds=game.turn_seconds)
+
+
+def schedule(game: Game) -> None:
+    """Have a worker check the clock just after the deadline (once the change commits)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # Eager "scheduling" would run the check now, before the deadline: a no-op. The lazy
+        # enforcement on every read and write covers the embedded default.
+        return
+    if game.turn_seconds > settings.TURN_CLOCK_TASK_MAX_SECONDS:
+        return  # a long turn is the sweep's (see settings): no task held for hours
+    if hooks.is_driven(game.pk):
+        return  # its driver checks the clock before every decision (bots.runner.play_game)
+    game_id, version, countdown = game.pk, game.version, game.turn_seconds + 0.5
+
+    def publish() -> None:
+        from games.tasks import turn_clock_check
+
+        global _broker_down_until
+        if clock.monotonic() < _broker_down_until:
+            metrics.incr(metrics.TURN_CLOCK_SCHEDULE_ERRORS)
+            return  # it failed a moment ago: do not make every move wait for it again
+        try:
+            turn_clock_check.apply_async((game_id, version), countdown=countdown)
+        except Exception as exc:
+            # The change is committed: nothing after the commit may turn it into an error (a
+            # 500 for a stored move, then a 409 for its retry). The periodic sweep (celery
+            # beat) and the lazy check on every read settle this clock instead.
+            _broker_down_until = clock.monotonic() + _BROKER_BACKOFF_SECONDS
+            metrics.incr(metrics.TURN_CLOCK_SCHEDULE_ERRORS)
+            log.warning(
+                "turn clock of game %s (version %s) left to the sweep: could not schedule its "
+                "check (%s: %s); not trying again for %s s", game_id, version,
+                type(exc).__name__, exc, _BROKER_BACKOFF_SECONDS,
+            )
+
+    transaction.on_commit(publish)
+
+
+# After the broker failed, turn clocks are left to the sweep for this long without trying it.
+_BROKER_BACKOFF_SECONDS = 5.0
+_broker_down_until = 0.0
