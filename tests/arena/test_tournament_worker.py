@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 import redis
 from django.conf import settings as django_settings
-from django.db import connection
 
 from arena import services
 from arena.models import Match, MatchStatus, Tournament, TournamentGame, TournamentStatus
@@ -31,16 +30,12 @@ from tests.arena.tournament_helpers import (
     tournament_of,
 )
 from tests.bots.helpers import close_default_transport
+from tests.celery_workers import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 STALE_SECONDS = 4  # a killed worker's claim is taken over this long after its last renewal
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    return f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 Start = Callable[..., subprocess.Popen[bytes]]
@@ -54,7 +49,7 @@ def workers(settings: Any, tmp_path: Path) -> Iterator[Start]:
     settings.TOURNAMENT_QUEUE = queue
     settings.TOURNAMENT_CLAIM_STALE_SECONDS = STALE_SECONDS
     settings.BOTS_ALLOW_PRIVATE = True
-    env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_QUEUE": queue,
+    env = {**os.environ, "DATABASE_URL": database_url(), "CELERY_QUEUE": queue,
            "TOURNAMENT_QUEUE": queue, "BOTS_ALLOW_PRIVATE": "true",
            "TOURNAMENT_HEARTBEAT_SECONDS": "1",
            "TOURNAMENT_CLAIM_STALE_SECONDS": str(STALE_SECONDS),

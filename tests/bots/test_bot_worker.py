@@ -4,53 +4,32 @@ on the game after its start (CI runs this; it needs PostgreSQL and Redis)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
 
-from arena.celery import app as celery_app
 from bots import dispatch
 from bots import services as bot_services
 from bots.models import BotCall
 from bots.serve import serve_in_thread
 from games.models import Game, GameStatus, MoveRecord, MoveSource
 from tests.bots.helpers import register
+from tests.celery_workers import private_queue, start_worker
 from tests.games.conftest import client_for
 
-ROOT = Path(__file__).resolve().parents[2]
-
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    return f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 @pytest.fixture
 def worker(monkeypatch: pytest.MonkeyPatch, settings: Any) -> Iterator[subprocess.Popen[bytes]]:
     """A worker process on its own queue, so it sees only this test's tasks."""
-    queue = f"bots-test-{uuid.uuid4().hex}"
-    monkeypatch.setitem(celery_app.conf, "task_default_queue", queue)
-    # Celery 5.6 reads the namespaced name first (as tests/games/test_turn_clock_worker.py does).
-    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_DEFAULT_QUEUE", queue)
+    queue = private_queue(monkeypatch, "bots-test")
     settings.BOTS_RUNNER = "celery"
     dispatch.forget()
-    env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_QUEUE": queue,
-           "BOTS_RUNNER": "celery", "BOTS_ALLOW_PRIVATE": "true"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
-         "--loglevel=WARNING", "-Q", queue],
-        cwd=ROOT, env=env,
-    )
+    process = start_worker(queue, BOTS_RUNNER="celery", BOTS_ALLOW_PRIVATE="true")
     yield process
     process.terminate()
     process.wait(20)

@@ -3,45 +3,23 @@ who never comes back, with nobody reading the game (CI runs this; it needs both 
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import connection
 from rest_framework.test import APIClient
 
-from arena.celery import app as celery_app
 from games.models import Game, MoveRecord, MoveSource
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.celery_workers import private_queue, start_worker
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    return f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
 @pytest.fixture
 def worker(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """A worker process on its own queue, so it sees only this test's tasks."""
-    queue = f"turn-clock-test-{uuid.uuid4().hex}"
-    # Both names: celery 5.6 lets the namespaced one (read from Django's settings) win.
-    monkeypatch.setitem(celery_app.conf, "task_default_queue", queue)
-    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_DEFAULT_QUEUE", queue)
-    # The worker's own follow-up checks (the next turn's clock) go to that queue too.
-    env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_QUEUE": queue}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
-         "--loglevel=WARNING", "-Q", queue],
-        cwd=ROOT, env=env,
-    )
+    """A worker process on its own queue, so it sees only this test's tasks (the worker's own
+    follow-up checks, the next turn's clock, go to that queue too)."""
+    process = start_worker(private_queue(monkeypatch, "turn-clock-test"))
     yield process
     process.terminate()
     process.wait(20)

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 import redis
-from django.db import connection
 from kombu import Connection
 from rest_framework.test import APIClient
 
 from games.models import Game, MoveRecord, MoveSource
 from games.tasks import turn_clock_check
+from tests.celery_workers import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,11 +35,6 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    return f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 class OwnRedis:
@@ -93,7 +88,7 @@ def worker_on(own_redis: OwnRedis) -> Iterator[tuple[subprocess.Popen[bytes], st
     """A worker (started as tests/games/test_turn_clock_worker.py starts one) on the test's
     own Redis and its own queue."""
     queue = f"restart-test-{uuid.uuid4().hex}"
-    env = {**os.environ, "DATABASE_URL": _database_url(), "CELERY_QUEUE": queue,
+    env = {**os.environ, "DATABASE_URL": database_url(), "CELERY_QUEUE": queue,
            "CELERY_BROKER_URL": own_redis.url}
     env.pop("CELERY_RESULT_BACKEND", None)
     process = subprocess.Popen(

@@ -1,0 +1,43 @@
+"""Real ``celery worker`` processes for the tests that need one (they need PostgreSQL and
+Redis, and run in CI): each on a queue of the test's own, so it sees only that test's tasks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from arena.celery import app as celery_app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def database_url() -> str:
+    """The test database, for a worker process to use."""
+    db = connection.settings_dict
+    return f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+def private_queue(monkeypatch: pytest.MonkeyPatch, prefix: str) -> str:
+    """A fresh queue this process sends its tasks to. Both names: celery 5.6 lets the
+    namespaced one (read from Django's settings) win over ``task_default_queue``."""
+    queue = f"{prefix}-{uuid.uuid4().hex}"
+    monkeypatch.setitem(celery_app.conf, "task_default_queue", queue)
+    monkeypatch.setitem(celery_app.conf, "CELERY_TASK_DEFAULT_QUEUE", queue)
+    return queue
+
+
+def start_worker(queue: str, **env: str) -> subprocess.Popen[bytes]:
+    """A solo worker reading ``queue``, on the test database; its own follow-up tasks go to
+    ``queue`` too (``CELERY_QUEUE``)."""
+    full = {**os.environ, "DATABASE_URL": database_url(), "CELERY_QUEUE": queue, **env}
+    return subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
+         "--loglevel=WARNING", "-Q", queue],
+        cwd=ROOT, env=full,
+    )
