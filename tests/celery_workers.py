@@ -10,17 +10,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from arena.celery import app as celery_app
+from tests.live_server import database_url
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def database_url() -> str:
-    """The test database, for a worker process to use."""
-    db = connection.settings_dict
-    return f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 def private_queue(monkeypatch: pytest.MonkeyPatch, prefix: str) -> str:

@@ -3,63 +3,28 @@ real server produces (a chunked body) and the production error pages are checked
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import io
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from wsgiref.util import setup_testing_defaults
 
 import pytest
-from django.db import connection
 
 from arena.accounts.services import token_create
 from arena.wsgi import application
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.live_server import live_server
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def server() -> Iterator[int]:
-    """gunicorn, one process, DEBUG off, on this test's (committed) database."""
-    db = connection.settings_dict
-    if connection.vendor == "postgresql":
-        url = f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    else:
-        url = f"sqlite:///{db['NAME']}"
-    port = _free_port()
-    env = {**os.environ, "DATABASE_URL": url, "DEBUG": "false"}
-    for name in ("CELERY_BROKER_URL", "CACHE_URL"):  # no tasks; throttle counts of its own
-        env.pop(name, None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "arena.wsgi", f"--bind=127.0.0.1:{port}",
-         "--workers=1", "--worker-class=gthread", "--threads=2", "--log-level=warning"],
-        cwd=ROOT, env=env,
-    )
-    try:
-        for _ in range(300):  # bounded: 30 s
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
-                break
-            time.sleep(0.1)
+    """gunicorn, one process, DEBUG off, on this test's (committed) database; no tasks, and
+    throttle counts of its own (no shared cache)."""
+    with live_server({"CACHE_URL": None}, threads=2) as port:
         yield port
-    finally:
-        process.terminate()
-        process.wait(20)
 
 
 def _call(port: int, method: str, path: str, body: Any = None,

@@ -30,7 +30,7 @@ from tests.arena.tournament_helpers import (
     tournament_of,
 )
 from tests.bots.helpers import close_default_transport
-from tests.celery_workers import database_url
+from tests.live_server import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 STALE_SECONDS = 4  # a killed worker's claim is taken over this long after its last renewal

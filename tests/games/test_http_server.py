@@ -4,18 +4,11 @@ PostgreSQL NOTIFY, each process remembering the rows it saw). CI runs this."""
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
-import os
 import random
-import socket
-import subprocess
-import sys
 import threading
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,40 +18,17 @@ from arena.accounts.services import token_create
 from games import uno
 from games.models import Game, MoveRecord
 from tests.games.conftest import choose
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.live_server import live_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def server() -> Iterator[int]:
-    """gunicorn, 2 processes x 4 threads, on this test's (committed) database."""
-    db = connection.settings_dict
-    url = f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    port = _free_port()
-    env = {**os.environ, "DATABASE_URL": url, "DEBUG": "false", "LOG_LEVEL": "WARNING"}
-    env.pop("CELERY_BROKER_URL", None)  # clocks are an hour: no tasks to run
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "arena.wsgi", f"--bind=127.0.0.1:{port}",
-         "--workers=2", "--worker-class=gthread", "--threads=4", "--log-level=warning"],
-        cwd=ROOT, env=env,
-    )
-    try:
-        for _ in range(300):  # bounded: 30 s
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
-                break
-            time.sleep(0.1)
+    """gunicorn, 2 processes x 4 threads, on this test's (committed) database (no broker:
+    clocks are an hour, no tasks to run)."""
+    with live_server(workers=2, threads=4) as port:
         yield port
-    finally:
-        process.terminate()
-        process.wait(20)
 
 
 class Player:

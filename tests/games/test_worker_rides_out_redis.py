@@ -24,7 +24,7 @@ from rest_framework.test import APIClient
 
 from games.models import Game, MoveRecord, MoveSource
 from games.tasks import turn_clock_check
-from tests.celery_workers import database_url
+from tests.live_server import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 
