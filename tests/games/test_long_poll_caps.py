@@ -19,7 +19,11 @@ from tests.live_server import call, live_server, play_one_move, start_a_game
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CAPS = {"LONG_POLL_MAX_PER_PROCESS": "2", "LONG_POLL_MAX_PER_USER": "1"}
+# The process's cap is WAIT_MAX_PER_PROCESS on the ASGI serving (waits hold no thread there),
+# LONG_POLL_MAX_PER_PROCESS on a WSGI server.
+CAPS = {
+    "LONG_POLL_MAX_PER_PROCESS": "2", "WAIT_MAX_PER_PROCESS": "2", "LONG_POLL_MAX_PER_USER": "1"
+}
 
 
 class Requests:
@@ -50,11 +54,12 @@ class Requests:
         return [thread.name for thread in self.threads if thread.is_alive()]
 
 
+@pytest.mark.parametrize("serving", ["asgi", "wsgi"])
 def test_waits_over_the_caps_are_refused_and_the_server_keeps_answering(
-    alice: Any, bob: Any, charlie: Any
+    alice: Any, bob: Any, charlie: Any, serving: str
 ) -> None:
     keys = [token_create(user=user)[1] for user in (alice, bob, charlie)]
-    with live_server(CAPS, workers=1, threads=4) as port:
+    with live_server(CAPS, workers=1, threads=4, serving=serving) as port:
         game = start_a_game(port, keys[0], keys[1])
         path = f"/api/games/{game['id']}"
         mover = keys[game["awaiting"]]

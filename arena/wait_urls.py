@@ -1,0 +1,16 @@
+"""The URLconf of the waiting requests (``arena.serving``): the three waiting endpoints as
+their thread-free versions, then everything else as usual (the stream is asynchronous
+already)."""
+
+from django.urls import include, path
+
+import core.converters  # noqa: F401  (registers <id:…>)
+from arena.urls import handler400, handler403, handler404, handler500  # noqa: F401
+from games import wait_api
+
+urlpatterns = [
+    path("api/games/<id:id>/moves/", wait_api.GameMovesWaitApi.as_view(), name="game-moves"),
+    path("api/games/<id:id>/view/", wait_api.GameViewWaitApi.as_view(), name="game-view"),
+    path("api/games/<id:id>/events/", wait_api.GameEventsWaitApi.as_view(), name="game-events"),
+    path("", include("arena.urls")),
+]
