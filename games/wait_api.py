@@ -1,7 +1,7 @@
 """The waiting endpoints as served without a thread per wait (``arena.serving`` routes every
-request with a ``wait`` here): the same views as ``games.api`` / ``games.play_api`` (same
-schema, parsing, errors and answers), whose waits are ``games.waiting.Suspended`` instead of a
-blocked thread."""
+request with a ``wait`` here, through ``games.waiting.serve``): the same views as
+``games.api`` / ``games.play_api`` (same schema, parsing, errors and answers), whose waits are
+``games.waiting.Suspended`` instead of a blocked thread."""
 
 from __future__ import annotations
 
@@ -61,8 +61,8 @@ class GameViewWaitApi(WaitingApiView, GameViewApi):
             )
             return self._until(request, again, known, until_turn, deadline)
 
-        return _suspend(game, deadline, selectors.wanted_change(game, seat.index, until_turn),
-                        resume)
+        return _suspend(self, game, deadline,
+                        selectors.wanted_change(game, seat.index, until_turn), resume)
 
 
 class GameEventsWaitApi(WaitingApiView, GameEventsApi):
@@ -88,7 +88,7 @@ class GameEventsWaitApi(WaitingApiView, GameEventsApi):
                 return events_response(game.pk, selectors.events_page(game=game, since=since))
             return self._until(selectors.version_game(game_id=game.pk), since, deadline)
 
-        return _suspend(game, deadline, lambda change: True, resume)
+        return _suspend(self, game, deadline, lambda change: True, resume)
 
 
 class GameMovesWaitApi(WaitingApiView, GameMovesApi):
@@ -114,7 +114,8 @@ class GameMovesWaitApi(WaitingApiView, GameMovesApi):
     ) -> HttpResponseBase:
         """Play-and-wait (``GameMovesApi._wait``) without a thread."""
         game = played.game
-        if not self._holding or game.status != GameStatus.RUNNING or game.awaiting == seat.index:
+        held = self.holds_slot()
+        if not held or game.status != GameStatus.RUNNING or game.awaiting == seat.index:
             return _answer(played, seat, None, played_body)
         known = [selectors.view_etag(game=game, seat=seat.index)]
         return self._until(request, played, seat, game, None, known, until_turn,
@@ -144,8 +145,8 @@ class GameMovesWaitApi(WaitingApiView, GameMovesApi):
             return self._until(request, played, seat, again.game, again, known, until_turn,
                                deadline, played_body)
 
-        return _suspend(game, deadline, selectors.wanted_change(game, seat.index, until_turn),
-                        resume)
+        return _suspend(self, game, deadline,
+                        selectors.wanted_change(game, seat.index, until_turn), resume)
 
 
 def _answer(
@@ -163,8 +164,10 @@ def _answer(
     return _move_response(body, 201)
 
 
-def _suspend(game: Game, deadline: float, wanted: Any, resume: Any) -> Suspended:
-    return Suspended(
+def _suspend(
+    view: WaitingApiView, game: Game, deadline: float, wanted: Any, resume: Any
+) -> Suspended:
+    return view.suspend(
         game_id=game.pk, version=game.version, deadline=deadline,
         turn_deadline=game.turn_deadline, wanted=wanted, resume=resume,
     )

@@ -1,20 +1,23 @@
 """Waiting requests that hold no thread while they wait (``view?wait=``, ``events?wait=``,
 ``moves?wait=`` as served by ``arena.serving``'s ASGI side).
 
-A waiting view is the same DRF view as on a WSGI server (same parsing, authentication, errors,
-answers), run in three kinds of step:
+A waiting request is the same DRF view as on a WSGI server (same middleware, parsing,
+authentication, errors, answers), served by ``serve`` in steps:
 
-1. ``dispatch``, on a thread of ``WAIT_THREADS``: DRF's own dispatch. Where the synchronous view
-   would block, the handler returns a ``Suspended`` answer instead: what it waits for and how
-   to go on;
+1. on a thread of ``WAIT_THREADS``, Django's synchronous handler (middleware and view, in one
+   hop: Django's asynchronous middleware would cost a thread hop per middleware and phase).
+   Where the blocking view would wait, the handler answers ``Suspended`` instead: what it
+   waits for and how to go on;
 2. the wait itself, on the event loop: the game's changes come from ``games.listen``'s hub (one
    PostgreSQL LISTEN per process, and this process's commits), subscribed before step 1 read
    the game, so nothing committed in between is missed;
-3. ``Suspended.resume``, on a thread again, through DRF's exception handling and response
-   finishing: the answer, or another ``Suspended`` (the change was not yet the one waited for).
+3. on a thread again, the same handler once more, whose view (``resumable``) now goes on with
+   ``Suspended.resume``: the answer, through the middleware like any, or another
+   ``Suspended`` (the change was not yet the one waited for).
 
-A waiting request holds a slot (``games.waits``: per user, and thousands per process) from
-its handler's ``hold_slot`` to its answer; a thread only while it reads or writes.
+A waiting request holds a slot (``games.waits``: per user, and thousands per process) from its
+handler's ``hold_slot`` to its answer; a thread only while it reads or writes. A client that
+goes away ends its wait at once (Django's ASGI handler cancels it), slot and all.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework.views import APIView
 
 from games import clock, listen, services, waits
@@ -49,13 +53,18 @@ def _threads() -> ThreadPoolExecutor:
 
 
 def _step(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """One step of a waiting request on a pool thread: like a request of its own, it leaves
-    its thread's database connection as Django's request end would (kept unless broken or
-    too old)."""
+    """One step of a waiting request on a pool thread. After its last step (an answer, or an
+    error), it leaves its thread's database connection as Django's request end would (kept
+    unless broken or too old; checked before its next use): once per request, not per step,
+    as each check is a round trip."""
+    done = True
     try:
-        return function(*args, **kwargs)
+        result = function(*args, **kwargs)
+        done = not isinstance(result, Suspended)
+        return result
     finally:
-        close_old_connections()
+        if done:
+            close_old_connections()
 
 
 async def in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -76,6 +85,7 @@ class Suspended(HttpResponse):
     def __init__(
         self,
         *,
+        view: WaitingApiView,
         game_id: int,
         version: int,
         deadline: float,
@@ -84,66 +94,28 @@ class Suspended(HttpResponse):
         resume: Callable[[Change | None], HttpResponseBase],
     ) -> None:
         super().__init__(status=200)
-        self.game_id, self.version, self.deadline = game_id, version, deadline
-        self.turn_deadline, self.wanted, self.resume = turn_deadline, wanted, resume
+        self.view, self.game_id, self.version = view, game_id, version
+        self.deadline, self.turn_deadline = deadline, turn_deadline
+        self.wanted, self.resume = wanted, resume
 
 
 class WaitingApiView(APIView):
-    """A DRF view served asynchronously; its handlers run on a thread and may answer
-    ``Suspended``. Subclasses name the game in the URL's ``id``."""
-
-    view_is_async = True
-    _slot_user: object = None
-    _holding = False
+    """A DRF view whose handlers may answer ``Suspended`` (served by ``serve``)."""
 
     def hold_slot(self, user_id: object, wait: float) -> bool:
         """Take a wait slot until the answer; False over a cap (or without a wait)."""
-        self._holding = waits.take_async(user_id, wait)
-        self._slot_user = user_id
-        return self._holding
+        if not waits.take_async(user_id, wait):
+            return False
+        self.request._request.wait_slot = user_id  # type: ignore[attr-defined]
+        return True
 
-    async def dispatch(  # type: ignore[override]
-        self, request: HttpRequest, *args: Any, **kwargs: Any
-    ) -> HttpResponseBase:
-        hub = await listen.hub()
-        try:
-            # Subscribed before the handler reads the game: whatever commits after the read
-            # is queued for the wait.
-            async with hub.subscribe([kwargs["id"]]) as changes:
-                response = await in_thread(super().dispatch, request, *args, **kwargs)
-                while isinstance(response, Suspended):
-                    change = await self._until_change(response, changes, hub)
-                    response = await in_thread(self._resume, response, change)
-                return response
-        finally:
-            if self._holding:
-                self._holding = False
-                waits.release_async(self._slot_user)
+    def holds_slot(self) -> bool:
+        return hasattr(self.request._request, "wait_slot")
 
-    async def _until_change(
-        self, suspended: Suspended, changes: listen.Subscription, hub: listen.Hub
-    ) -> Change | None:
-        from games.selectors import LONG_POLL_RECHECK
+    def suspend(self, **wait: Any) -> Suspended:
+        return Suspended(view=self, **wait)
 
-        while (left := suspended.deadline - clock.monotonic()) > 0:
-            timeout = left
-            if suspended.turn_deadline is not None:
-                timeout = min(timeout, (suspended.turn_deadline - clock.now()).total_seconds())
-            if not hub.listening:  # other processes' changes are not heard: look now and then
-                timeout = min(timeout, LONG_POLL_RECHECK)
-            heard = await clock.next_change(changes, max(0.01, timeout))
-            if heard is not None:
-                game_id, change = heard
-                if game_id == listen.RESYNC or change.version is None:
-                    return Change()
-                if suspended.wanted(change):
-                    return change
-                continue
-            if clock.monotonic() < suspended.deadline and await in_thread(_changed, suspended):
-                return Change()
-        return None
-
-    def _resume(self, suspended: Suspended, change: Change | None) -> HttpResponseBase:
+    def resume(self, suspended: Suspended, change: Change | None) -> HttpResponseBase:
         """``suspended.resume`` as DRF's dispatch runs a handler: errors become their API
         answers, and the response is finished the same way."""
         try:
@@ -151,6 +123,68 @@ class WaitingApiView(APIView):
         except Exception as exc:
             response = self.handle_exception(exc)
         return self.finalize_response(self.request, response, *self.args, **self.kwargs)
+
+
+def resumable(view_class: type[WaitingApiView]) -> Callable[..., HttpResponseBase]:
+    """``view_class`` as a view function that goes on with a suspended request (``serve``
+    sets ``request.resumed``) instead of starting over."""
+    view = view_class.as_view()
+
+    def handle(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        resumed: tuple[Suspended, Change | None] | None = getattr(request, "resumed", None)
+        if resumed is None:
+            return view(request, *args, **kwargs)
+        suspended, change = resumed
+        return suspended.view.resume(suspended, change)
+
+    handle.cls = view_class  # type: ignore[attr-defined]  (as DRF's views have it)
+    return csrf_exempt(handle)
+
+
+async def serve(
+    request: HttpRequest, game_id: int, handler: Callable[[HttpRequest], HttpResponseBase]
+) -> HttpResponseBase:
+    """Answer a waiting request: ``handler`` (Django's synchronous request handling) on a
+    thread, the waits on the event loop, as the module's docstring says."""
+    hub = await listen.hub()
+    try:
+        # Subscribed before the handler reads the game: whatever commits after the read is
+        # queued for the wait.
+        async with hub.subscribe([game_id]) as changes:
+            response = await in_thread(handler, request)
+            while isinstance(response, Suspended):
+                change = await _until_change(response, changes, hub)
+                request.resumed = (response, change)  # type: ignore[attr-defined]
+                response = await in_thread(handler, request)
+            return response
+    finally:
+        user_id = request.__dict__.pop("wait_slot", None)
+        if user_id is not None:
+            waits.release_async(user_id)
+
+
+async def _until_change(
+    suspended: Suspended, changes: listen.Subscription, hub: listen.Hub
+) -> Change | None:
+    from games.selectors import LONG_POLL_RECHECK
+
+    while (left := suspended.deadline - clock.monotonic()) > 0:
+        timeout = left
+        if suspended.turn_deadline is not None:
+            timeout = min(timeout, (suspended.turn_deadline - clock.now()).total_seconds())
+        if not hub.listening:  # other processes' changes are not heard: look now and then
+            timeout = min(timeout, LONG_POLL_RECHECK)
+        heard = await clock.next_change(changes, max(0.01, timeout))
+        if heard is not None:
+            game_id, change = heard
+            if game_id == listen.RESYNC or change.version is None:
+                return Change()
+            if suspended.wanted(change):
+                return change
+            continue
+        if clock.monotonic() < suspended.deadline and await in_thread(_changed, suspended):
+            return Change()
+    return None
 
 
 def _changed(suspended: Suspended) -> bool:

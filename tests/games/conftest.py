@@ -153,10 +153,10 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
 
 @pytest.fixture
 def asgi_waits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The test client's waiting requests go to the thread-free views, as ``arena.serving``
-    routes them. Their database work runs on the test's own thread (its transaction) instead
-    of the pool's: the same steps, on the connection the test can see."""
-    from asgiref.sync import sync_to_async
+    """The test client's waiting requests are served as ``arena.serving`` serves them
+    (``games.waiting.serve`` with ``arena.wait_urls``), except that their steps run on the
+    test's own thread (its transaction) instead of the pool's."""
+    from asgiref.sync import async_to_sync, sync_to_async
     from django.test.client import ClientHandler
 
     from arena import serving
@@ -165,9 +165,15 @@ def asgi_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     usual = ClientHandler.get_response
 
     def get_response(self: ClientHandler, request: Any) -> Any:
-        if serving.is_waiting(request.path, request.META.get("QUERY_STRING", "").encode()):
-            request.urlconf = serving.WAIT_URLCONF
-        return usual(self, request)
+        found = serving.WAITING_PATH.fullmatch(request.path)
+        if found is None or not serving.is_waiting(
+            request.path, request.META.get("QUERY_STRING", "").encode()
+        ):
+            return usual(self, request)
+        request.urlconf = serving.WAIT_URLCONF
+        return async_to_sync(waiting.serve)(
+            request, int(found.group(1)), lambda request: usual(self, request)
+        )
 
     async def in_thread(function: Any, *args: Any, **kwargs: Any) -> Any:
         return await sync_to_async(function, thread_sensitive=True)(*args, **kwargs)
