@@ -6,6 +6,7 @@ NOTIFY from the other process)."""
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 import time
 from typing import Any
@@ -129,3 +130,31 @@ def test_hundreds_of_waits_hold_no_thread_and_all_wake_with_the_move_while_other
                 thread.join(60)
         assert len(finished) >= PLAYING_PAIRS, "the other players stalled"
         assert open_waits(waiting_port) == 0
+
+
+def test_a_client_that_goes_away_mid_wait_frees_its_slot_at_once() -> None:
+    alice, bob = keys_for("leaver", 2)
+    with live_server({"WAIT_MAX_PER_PROCESS": "1"}) as port:
+        game = start_a_game(port, alice, bob)
+        path = f"/api/games/{game['id']}/events/?since={game['version']}&wait=25"
+        leaver = socket.create_connection(("127.0.0.1", port))
+        leaver.sendall(
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Token {alice}\r\n\r\n"
+            .encode()
+        )
+        for _ in range(300):  # bounded: 30 s
+            if open_waits(port) == 1:
+                break
+            time.sleep(0.1)
+        assert open_waits(port) == 1
+        assert call(port, "GET", path, key=bob)[0] == 429  # the process's only slot is taken
+        leaver.close()  # gone long before its 25 s
+        for _ in range(300):
+            if open_waits(port) == 0:
+                break
+            time.sleep(0.1)
+        assert open_waits(port) == 0
+        status, body = play_one_move(port, game["id"], [alice, bob])
+        assert status == 201, body
+        status, page, _ = call(port, "GET", path, key=bob)  # the slot is free again
+        assert status == 200 and page["events"], page
