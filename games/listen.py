@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import threading
 from collections import deque
 from collections.abc import Iterable
 from types import TracebackType
 
+from django.conf import settings
 from django.db import connections
 
 from games import notify
@@ -102,7 +104,7 @@ class Hub:
         return self._listening.is_set()
 
     async def start(self) -> None:
-        if connections["default"].vendor != "postgresql":
+        if not _on_postgresql():
             return
         if self._listener is None or self._listener.done():
             params = _connection_params()
@@ -187,6 +189,12 @@ class Hub:
             self._listening.clear()
             await asyncio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+
+
+@functools.cache
+def _on_postgresql() -> bool:
+    # From the settings: ``connections[...]`` would make a connection object for the loop.
+    return "postgresql" in settings.DATABASES["default"]["ENGINE"]
 
 
 def _connection_params() -> dict[str, object]:
