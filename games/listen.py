@@ -57,8 +57,8 @@ _hubs_lock = threading.Lock()
 
 
 async def hub() -> Hub:
-    """This event loop's hub, started on first use; on PostgreSQL, its LISTEN is up (or
-    still being tried, after ``FIRST_LISTEN_SECONDS``) when this returns."""
+    """This event loop's hub, started on first use; on PostgreSQL, the first call waits for
+    the LISTEN to be up (at most ``FIRST_LISTEN_SECONDS``)."""
     loop = asyncio.get_running_loop()
     with _hubs_lock:
         for closed in [each for each in _hubs if each.is_closed()]:
@@ -106,12 +106,13 @@ class Hub:
     async def start(self) -> None:
         if not _on_postgresql():
             return
-        if self._listener is None or self._listener.done():
-            params = _connection_params()
-            self._listener = self.loop.create_task(self._listen(params), name="uno-listen")
-        if not self._listening.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._listening.wait(), FIRST_LISTEN_SECONDS)
+        if self._listener is not None and not self._listener.done():
+            return  # listening, or reconnecting: the waits re-read meanwhile (``listening``)
+        params = _connection_params()
+        self._listener = self.loop.create_task(self._listen(params), name="uno-listen")
+        # Only the caller that started it waits for the first LISTEN (a saved re-read).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._listening.wait(), FIRST_LISTEN_SECONDS)
 
     async def stop(self) -> None:
         """Close the LISTEN connection (tests; a new ``start`` opens it again)."""
