@@ -108,6 +108,7 @@ class Subscription:
 _lock = threading.Lock()
 _waiters: dict[int, set[Subscription]] = {}
 _listener: _Listener | None = None
+_bridges: list[Callable[[int, Change], None]] = []
 
 
 def announce(game: Game) -> None:
@@ -118,8 +119,17 @@ def announce(game: Game) -> None:
     transaction.on_commit(lambda: _announced(game))
 
 
+def add_bridge(bridge: Callable[[int, Change], None]) -> None:
+    """Also tell ``bridge`` (from the committing thread) of every in-process announcement:
+    ``games.listen`` carries them into the event loops of asynchronous waiters."""
+    _bridges.append(bridge)
+
+
 def _announced(game: Game) -> None:
-    _wake(game.pk, Change(game.version, game.awaiting, str(game.status)))
+    change = Change(game.version, game.awaiting, str(game.status))
+    _wake(game.pk, change)
+    for bridge in _bridges:
+        bridge(game.pk, change)
     hooks.changed(game)  # seats driven by the server (bots) hear of it here
 
 
