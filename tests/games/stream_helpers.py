@@ -1,0 +1,147 @@
+"""A real ASGI server for the stream's tests, and a client reading its events as they come."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from tests.live_server import ROOT, database_url, free_port
+
+
+def server_env(env: dict[str, str | None] | None = None) -> dict[str, str]:
+    full = {**os.environ, "DATABASE_URL": database_url(), "DEBUG": "false",
+            "LOG_LEVEL": "WARNING"}
+    full.pop("CELERY_BROKER_URL", None)
+    for name, value in (env or {}).items():
+        if value is None:
+            full.pop(name, None)
+        else:
+            full[name] = value
+    return full
+
+
+@contextlib.contextmanager
+def asgi_server(
+    env: dict[str, str | None] | None = None, *, port: int | None = None
+) -> Iterator[int]:
+    """uvicorn serving the project's ASGI application on a free port (or ``port``), with the
+    test's own (committed) database. Yields the port."""
+    port = port or free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "arena.asgi:application", "--host", "127.0.0.1",
+         "--port", str(port), "--log-level", "warning", "--no-access-log"],
+        cwd=ROOT, env=server_env(env),
+    )
+    try:
+        for _ in range(300):  # bounded: 30 s
+            assert process.poll() is None, "the server exited"
+            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
+                break
+            time.sleep(0.1)
+        yield port
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(20)
+
+
+class Stream:
+    """``GET /api/stream/`` held open: ``next()`` is the next event (heartbeats skipped
+    unless asked for). NDJSON, or SSE with ``sse=True`` (each event parsed back to its JSON,
+    its ``id`` field checked against the JSON's)."""
+
+    def __init__(self, port: int, key: str, *, since: str | None = None, sse: bool = False,
+                 last_event_id: str | None = None, timeout: float = 30) -> None:
+        self.sse = sse
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        headers = {"Authorization": f"Token {key}"}
+        if sse:
+            headers["Accept"] = "text/event-stream"
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        path = "/api/stream/" + (f"?since={since}" if since else "")
+        self.conn.request("GET", path, headers=headers)
+        self.response = self.conn.getresponse()
+        self.status = self.response.status
+        self.headers = {k.lower(): v for k, v in self.response.getheaders()}
+        self.seen: list[dict[str, Any]] = []
+        self.last_id: str | None = None
+
+    def error(self) -> Any:
+        return json.loads(self.response.read())
+
+    def next(self, *, heartbeats: bool = False) -> dict[str, Any]:
+        while True:
+            event = self._read_sse() if self.sse else self._read_line()
+            if event is None:
+                if heartbeats:
+                    return {"type": "heartbeat"}
+                continue
+            if event.get("type") == "heartbeat" and not heartbeats:
+                continue
+            if "id" in event:
+                self.last_id = event["id"]
+            self.seen.append(event)
+            return event
+
+    def until(self, wanted: Any, *, limit: int = 10_000) -> dict[str, Any]:
+        """The next event ``wanted(event)`` says yes to (bounded)."""
+        for _ in range(limit):
+            event = self.next()
+            if wanted(event):
+                return event
+        raise AssertionError("never came")
+
+    def _read_line(self) -> dict[str, Any] | None:
+        line = self.response.readline()
+        assert line, "the stream ended"
+        return json.loads(line)
+
+    def _read_sse(self) -> dict[str, Any] | None:
+        fields: dict[str, str] = {}
+        comment = False
+        while True:
+            line = self.response.readline()
+            assert line, "the stream ended"
+            text = line.decode().rstrip("\n")
+            if not text:
+                if fields.get("data"):
+                    break
+                if comment:
+                    return None
+                continue
+            if text.startswith(":"):
+                comment = True
+                continue
+            name, _, value = text.partition(": ")
+            fields[name] = value
+        event = json.loads(fields["data"])
+        assert fields["event"] == event["type"]
+        assert fields.get("id") == event.get("id")
+        return event
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.conn.sock.shutdown(socket.SHUT_RDWR)  # type: ignore[union-attr]
+        self.conn.close()
+
+
+@contextlib.contextmanager
+def open_stream(port: int, key: str, **kwargs: Any) -> Iterator[Stream]:
+    stream = Stream(port, key, **kwargs)
+    try:
+        yield stream
+    finally:
+        stream.close()
