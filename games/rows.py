@@ -551,11 +551,22 @@ def _stream_events_sql(vendor: str, kinds: tuple[str, ...], games: int) -> str:
         f"CASE WHEN e.xmin::text::bigint < 3 THEN 0 ELSE h.hi - "
         f"((h.hi %% {_XID_SPAN} - e.xmin::text::bigint + {_XID_SPAN}) %% {_XID_SPAN}) END"
     )
-    # One statement, so one snapshot: the horizon (every transaction below it has ended, so
-    # its rows are all visible now, or never will be) is the one the rows were read in.
+    # One statement, so one snapshot. The horizon: the snapshot's xmax, lowered to the oldest
+    # transaction still running when it was taken (its xip), except those of other databases
+    # (they cannot write these rows; a long one must not hold this stream back). Every row
+    # below the horizon that will ever commit is visible in this snapshot already.
+    xmax = "pg_snapshot_xmax(s)::text::bigint"
+    others = (
+        "SELECT a.backend_xid::text::bigint FROM pg_stat_activity a "
+        "WHERE a.datname IS DISTINCT FROM current_database() AND a.backend_xid IS NOT NULL"
+    )
+    oldest = (
+        f"SELECT MIN(x::text::bigint) FROM pg_snapshot_xip(s) x "
+        f"WHERE x::text::bigint %% {_XID_SPAN} NOT IN ({others})"
+    )
     return (
         f"SELECT h.lo, {columns}, {position} FROM ("
-        f"SELECT pg_snapshot_xmin(s)::text::bigint AS lo, pg_snapshot_xmax(s)::text::bigint AS hi "
+        f"SELECT LEAST({xmax}, COALESCE(({oldest}), {xmax})) AS lo, {xmax} AS hi "
         f"FROM pg_current_snapshot() s) h "
         f"LEFT JOIN {table} e ON e.{game_id} = ANY(%s) AND e.{kind} IN ({kind_list})"
     )

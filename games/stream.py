@@ -31,13 +31,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from rest_framework.utils.encoders import JSONEncoder
 
-from games import clock, rows, selectors
+from games import clock, rows, selectors, services
 from games.models import EventKind, GameStatus
 
 # The event rows the stream carries (joins and leaves are the lobby's business).
@@ -88,7 +88,9 @@ class Followed:
     seat: int
     turn_version: int = -1
     heard_version: int = -1
+    heard_status: str = ""
     new: bool = True  # none of its rows delivered yet (they all are due, cursor or not)
+    deadline: datetime | None = None  # the turn clock's, when last read
 
 
 @dataclass
@@ -151,8 +153,9 @@ def needs_read(state: StreamState, game_id: int, version: int | None,
     if followed is None or version is None or followed.new or game_id in state.held:
         return True
     previous, followed.heard_version = followed.heard_version, max(version, followed.heard_version)
-    if status != GameStatus.RUNNING or version != previous + 1:
-        return True
+    was, followed.heard_status = followed.heard_status, status
+    if status != GameStatus.RUNNING or was != GameStatus.RUNNING or version != previous + 1:
+        return True  # the start, the end, or versions skipped: maybe rows
     return awaiting == followed.seat and version > followed.turn_version
 
 
@@ -189,6 +192,23 @@ def read(state: StreamState, changed: set[int] | None = None) -> list[dict[str, 
     for game_id in ended - unsettled:
         del state.games[game_id]
     return events
+
+
+def next_deadline(state: StreamState) -> datetime | None:
+    """The earliest turn clock of the followed games, as last read."""
+    return min((f.deadline for f in state.games.values() if f.deadline is not None), default=None)
+
+
+def settle_clocks(state: StreamState) -> list[dict[str, Any]]:
+    """Play the clock's move in every followed game whose turn ran out (what a long poll does
+    at a deadline: with no worker, as in the embedded default, a table would otherwise wait
+    for a read that may never come), then read them."""
+    now = clock.now()
+    overdue = {g for g, f in state.games.items() if f.deadline is not None and f.deadline <= now}
+    for game_id in overdue:
+        services.turn_clock_enforce(game_id=game_id)
+        state.games[game_id].deadline = None  # read again below
+    return read(state, overdue)
 
 
 def _order(row: rows.StreamRow) -> tuple[int, int]:
@@ -234,7 +254,9 @@ def _turns(state: StreamState, games: set[int]) -> list[dict[str, Any]]:
             del state.games[game_id]
             continue
         game = seat.game
-        followed.heard_version = max(followed.heard_version, game.version)
+        if game.version >= followed.heard_version:
+            followed.heard_version, followed.heard_status = game.version, game.status
+        followed.deadline = game.turn_deadline if game.status == GameStatus.RUNNING else None
         if game.status != GameStatus.RUNNING or game.awaiting != seat.index:
             continue
         if game.version <= followed.turn_version:

@@ -29,7 +29,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from core.api_errors import RETRY_AFTER, error_body, error_json, error_responses
-from games import listen, rows, stream
+from games import clock, listen, rows, stream
 from games.models import GameStatus
 from games.notify import Change
 from games.schema_stream import STREAM_EXAMPLES, StreamEventSchema
@@ -47,6 +47,9 @@ UNHEARD_RECHECK_SECONDS = 1.0
 STREAM_QUEUE = 1000
 # Seats of this many games are kept per process.
 SEATS_CACHED = 20_000
+# A followed game's turn clock is settled this long after its deadline, unless a worker (or
+# anyone's read) did it first.
+CLOCK_GRACE_SECONDS = 0.2
 # SSE: how long an EventSource waits before reconnecting, in milliseconds.
 SSE_RETRY_MS = 2000
 
@@ -298,10 +301,20 @@ async def _events(
                 timeout = min(timeout, held_delay)
             if unheard:
                 timeout = min(timeout, UNHEARD_RECHECK_SECONDS)
+            deadline = stream.next_deadline(state)
+            if deadline is not None:
+                until_clock = (deadline - clock.now()).total_seconds() + CLOCK_GRACE_SECONDS
+                timeout = min(timeout, max(until_clock, 0.0))
             started = asyncio.get_running_loop().time()
             arrived = await listener.next(timeout)
             quiet += asyncio.get_running_loop().time() - started
             changed: set[int] | None = set()
+            if not arrived and deadline is not None and deadline <= clock.now():
+                events = await _db(stream.settle_clocks)(state)
+                if events:
+                    quiet = 0.0
+                    yield b"".join(encode(event) for event in events)
+                continue
             if arrived:
                 items, everything = listener.take()
                 changed = None if everything else _to_read(state, items)

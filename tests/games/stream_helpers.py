@@ -85,24 +85,31 @@ class Stream:
     def next(self, *, heartbeats: bool = False) -> dict[str, Any]:
         while True:
             event = self._read_sse() if self.sse else self._read_line()
-            if event is None:
+            if event is None or event.get("type") == "heartbeat":
                 if heartbeats:
                     return {"type": "heartbeat"}
-                continue
-            if event.get("type") == "heartbeat" and not heartbeats:
                 continue
             if "id" in event:
                 self.last_id = event["id"]
             self.seen.append(event)
             return event
 
-    def until(self, wanted: Any, *, limit: int = 10_000) -> dict[str, Any]:
-        """The next event ``wanted(event)`` says yes to (bounded)."""
+    def until(self, wanted: Any, *, limit: int = 10_000, quiet: int = 30) -> dict[str, Any]:
+        """The next event ``wanted(event)`` says yes to (bounded: at most ``limit`` events,
+        and ``quiet`` heartbeats in a row)."""
+        heartbeats = 0
         for _ in range(limit):
-            event = self.next()
+            event = self.next(heartbeats=True)
+            if event["type"] == "heartbeat":
+                heartbeats += 1
+                if heartbeats >= quiet:
+                    break
+                continue
+            heartbeats = 0
             if wanted(event):
                 return event
-        raise AssertionError("never came")
+        last = [(e["type"], e["game"], e["version"]) for e in self.seen[-10:]]
+        raise AssertionError(f"never came; the last seen: {last}")
 
     def _read_line(self) -> dict[str, Any] | None:
         line = self.response.readline()
