@@ -26,5 +26,5 @@ RUN ARENA_PRODUCTION=true SECRET_KEY=build-time-only-collectstatic-key-not-used-
 ENV ARENA_PRODUCTION=true
 USER arena
 EXPOSE 8000
-# 16 threads: at most LONG_POLL_MAX_PER_PROCESS (8) long polls, the rest for everything else.
-CMD ["gunicorn", "arena.wsgi", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--threads", "16"]
+# uvicorn workers running arena.asgi: waits hold no thread; the rest runs on WEB_THREADS (16).
+CMD ["gunicorn", "arena.asgi", "--bind", "0.0.0.0:8000", "--worker-class", "arena.workers.Worker"]

@@ -68,7 +68,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "core.static.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -290,11 +290,22 @@ BOTS_SECRET_GRACE_HOURS = env.int("BOTS_SECRET_GRACE_HOURS", 24, minimum=0)
 # Calls kept in each bot's log (the per-bot aggregates are kept for good).
 BOTS_CALL_LOG_KEEP = env.int("BOTS_CALL_LOG_KEEP", 500, minimum=10)
 
-# --- Long polls (games/waits.py) -----------------------------------------------------------
-# Each waiting request holds a web thread: keep these well below the threads of a web process
-# (docker-compose.yml and the Dockerfile run 16), so moves and /healthz/ always find one.
+# --- Serving and waiting requests (arena/serving.py, games/waits.py) -------------------------
+# The web process (arena.asgi under uvicorn workers) serves the request/response endpoints on
+# this many threads, like gunicorn's gthread workers did; the waiting requests
+# (view/events/moves?wait=, the stream) wait on its event loop, holding no thread, and do their
+# database work on WAIT_THREADS threads. Each thread keeps its own database connection.
+WEB_THREADS = env.int("WEB_THREADS", 16, minimum=1)
+WAIT_THREADS = env.int("WAIT_THREADS", 8, minimum=1)
+# Waits without a thread (the ASGI serving) one web process holds at once: each costs a socket
+# and a few kilobytes. Over it, 429 too_many_waits with Retry-After.
+WAIT_MAX_PER_PROCESS = env.int("WAIT_MAX_PER_PROCESS", 5000, minimum=1)
+# Waits served on a thread (a WSGI server: runserver, gunicorn's gthread workers) hold that
+# thread: keep this well below the server's threads so other requests always find one.
 LONG_POLL_MAX_PER_PROCESS = env.int("LONG_POLL_MAX_PER_PROCESS", 8, minimum=1)
-LONG_POLL_MAX_PER_USER = env.int("LONG_POLL_MAX_PER_USER", 4, minimum=1)
+# One user's waits at once in one web process (of the thread-held kind, at most half of
+# LONG_POLL_MAX_PER_PROCESS).
+LONG_POLL_MAX_PER_USER = env.int("LONG_POLL_MAX_PER_USER", 32, minimum=1)
 # --- The event stream (GET /api/stream/, games/stream_api.py) -----------------------------------
 # An open stream costs a socket and a little memory, no thread: these are fairness caps, counted
 # in each server process (past one: 429 too_many_streams with Retry-After).

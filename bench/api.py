@@ -2,8 +2,10 @@
 
 Run: ``python bench/api.py [--clients 16] [--seconds 20]``. It needs PostgreSQL: with
 ``DATABASE_URL`` set it uses that database, otherwise it starts a throwaway PostgreSQL 15 from
-/usr/lib/postgresql/15/bin (as CI does). It starts gunicorn (``--workers`` processes with
-``--threads`` threads each) on 127.0.0.1, then alternates two loads for the same time:
+/usr/lib/postgresql/15/bin (as CI does). It starts gunicorn as compose does (``--workers``
+uvicorn worker processes running ``arena.asgi``, with ``--threads`` threads each for the
+request/response endpoints; ``--serving wsgi``: gthread workers, the serving before) on
+127.0.0.1, then alternates two loads for the same time:
 
 * api: ``clients`` players, in pairs, each pair playing single-hand games to the end, as the
   docs tell a bot to: when awaited, it posts a random legal move (uniform among plays when it
@@ -116,12 +118,16 @@ print(" ".join(keys))
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], workers: int, threads: int) -> Iterator[int]:
+def gunicorn(env: dict[str, str], workers: int, threads: int, serving: str) -> Iterator[int]:
     port = free_port()
+    if serving == "asgi":  # compose's: uvicorn workers, ``threads`` for request/response
+        env = {**env, "WEB_THREADS": str(threads)}
+        app = ["arena.asgi", "--worker-class=arena.workers.Worker"]
+    else:  # gunicorn's gthread workers (the serving before)
+        app = ["arena.wsgi", "--worker-class=gthread", f"--threads={threads}"]
     command = [
-        sys.executable, "-m", "gunicorn", "arena.wsgi", f"--bind=127.0.0.1:{port}",
-        f"--workers={workers}", "--worker-class=gthread", f"--threads={threads}",
-        "--keep-alive=30", "--log-level=warning",
+        sys.executable, "-m", "gunicorn", *app, f"--bind=127.0.0.1:{port}",
+        f"--workers={workers}", "--keep-alive=30", "--log-level=warning",
     ]
     process = subprocess.Popen(command, env=env, cwd=ROOT)
     try:
@@ -298,12 +304,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2, help="alternations of the two loads")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=16, help="threads per worker")
+    parser.add_argument("--serving", choices=["asgi", "wsgi"], default="asgi",
+                        help="compose's uvicorn workers running arena.asgi (default), or "
+                        "gthread workers running arena.wsgi")
     args = parser.parse_args()
     with postgres() as database_url:
         env = server_environment(database_url)
         keys = prepare(env, args.clients)
-        with gunicorn(env, args.workers, args.threads) as port:
-            print(f"gunicorn: {args.workers} gthread workers x {args.threads} threads; "
+        with gunicorn(env, args.workers, args.threads, args.serving) as port:
+            kind = "arena.asgi (uvicorn)" if args.serving == "asgi" else "gthread"
+            print(f"gunicorn: {args.workers} {kind} workers x {args.threads} threads; "
                   f"PostgreSQL; {args.clients} clients; {args.rounds} x {args.seconds:.0f} s "
                   "per load, alternating")
             run_bare(port, keys, 2)  # warm-up: connections, caches

@@ -296,15 +296,19 @@ class GameEventsApi(APIView):
         wait = query.validated_data["wait"]
         with waits.slot_or_429(request.user.pk, wait):
             page = selectors.events_wait(game_id=id, since=since, wait=wait)
-        return Response(
-            {
-                "game": id,
-                "version": page.version,
-                "status": page.status,
-                "events": EventOut(page.events, many=True).data,
-                "more": page.more,
-            }
-        )
+        return events_response(id, page)
+
+
+def events_response(game_id: int, page: selectors.EventsPage) -> Response:
+    return Response(
+        {
+            "game": game_id,
+            "version": page.version,
+            "status": page.status,
+            "events": EventOut(page.events, many=True).data,
+            "more": page.more,
+        }
+    )
 
 
 class GameReplayApi(APIView):

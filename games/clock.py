@@ -9,8 +9,13 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from games.listen import Subscription
+    from games.notify import Change
 
 
 def now() -> datetime:
@@ -28,3 +33,9 @@ def sleep(seconds: float) -> None:
 def wait(event: threading.Event, seconds: float) -> bool:
     """Block until ``event`` is set or ``seconds`` pass; True if it was set."""
     return event.wait(seconds)
+
+
+async def next_change(changes: Subscription, seconds: float) -> tuple[int, Change] | None:
+    """The asynchronous waiters' ``wait``: the subscription's next change, or None after
+    ``seconds``."""
+    return await changes.next(seconds)

@@ -7,9 +7,10 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseBase
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -101,15 +102,20 @@ class GameViewApi(APIView):
             seat = selectors.seat_view_wait(
                 game_id=id, user=request.user, known=known, wait=wait, until_turn=until_turn
             )
-        game = seat.game
-        etag = selectors.view_etag(game=game, seat=seat.index)
-        if etag in known or "*" in known:  # "*": any view you have (RFC 9110)
-            response = HttpResponse(status=status.HTTP_304_NOT_MODIFIED)
-            response["ETag"] = etag
-            return response
-        response = Response(_view_body(game, seat.index))
+        return view_response(seat, known)
+
+
+def view_response(seat: Seat, known: list[str]) -> HttpResponse:
+    """The seat's view (with its ETag), or 304 if the client holds it already."""
+    game = seat.game
+    etag = selectors.view_etag(game=game, seat=seat.index)
+    if etag in known or "*" in known:  # "*": any view you have (RFC 9110)
+        response = HttpResponse(status=status.HTTP_304_NOT_MODIFIED)
         response["ETag"] = etag
         return response
+    response = Response(_view_body(game, seat.index))
+    response["ETag"] = etag
+    return response
 
 
 # What a bot sends with every request: no query, or a plain ``wait`` (and ``until``).
@@ -287,7 +293,7 @@ class GameMovesApi(generics.GenericAPIView):
             request_example("Catch seat 1 (missed Uno)", examples.MOVE_REQUEST_CATCH),
         ],
     )
-    def post(self, request: Request, id: int) -> Response:
+    def post(self, request: Request, id: int) -> HttpResponseBase:
         wait, until_turn = _wait_query(MoveQuery, request)
         # The version the move was decided on names the game as this process last showed it,
         # which then needs no read (any other body is validated in full later).
@@ -295,18 +301,26 @@ class GameMovesApi(generics.GenericAPIView):
         seat = selectors.seat_with_game(
             game_id=id, user=request.user, version=hint if type(hint) is int else None
         )
-        # Subscribed before the move, so a reply committed right after it still wakes us.
-        with (
-            waits.slot(request.user.pk, wait) as allowed,
-            # Over a cap the move is played all the same, and answered at once.
-            notify.subscription(id) if wait and allowed else contextlib.nullcontext() as changes,
-        ):
+        with self._waiting(request.user.pk, id, wait) as changes:
             key = request.META.get("HTTP_IDEMPOTENCY_KEY")  # (see _if_none_match)
             if key is None:  # an empty one is refused, not ignored (idempotency._check_key)
                 played = self._play(request, id, seat)
-                body = self._wait(request, played, seat, wait, until_turn, changes)
-                return _move_response(body, status.HTTP_201_CREATED)
+                return self._waited(request, played, seat, wait, until_turn, changes)
             return self._play_idempotent(request, id, seat, key, wait, until_turn, changes)
+
+    @contextlib.contextmanager
+    def _waiting(
+        self, user_id: object, game_id: int, wait: float
+    ) -> Iterator[notify.Subscription | None]:
+        """The move's wait slot and the game's changes (None: answer at once)."""
+        # Subscribed before the move, so a reply committed right after it still wakes us.
+        with (
+            waits.slot(user_id, wait) as allowed,
+            # Over a cap the move is played all the same, and answered at once.
+            notify.subscription(game_id) if wait and allowed else contextlib.nullcontext()
+            as changes,
+        ):
+            yield changes
 
     def _play_idempotent(
         self,
@@ -317,7 +331,7 @@ class GameMovesApi(generics.GenericAPIView):
         wait: float,
         until_turn: bool,
         changes: notify.Subscription | None,
-    ) -> Response:
+    ) -> HttpResponseBase:
         moves: list[services.MovePlayed] = []
 
         def produce() -> tuple[int, Any]:
@@ -339,11 +353,24 @@ class GameMovesApi(generics.GenericAPIView):
             user=request.user, key=key, fingerprint=fingerprint, game_id=game_id, produce=produce
         )
         if moves and not replayed:  # played now: wait like any move
-            body = self._wait(request, moves[0], seat, wait, until_turn, changes, body)
+            return self._waited(request, moves[0], seat, wait, until_turn, changes, body)
         response = _move_response(body, status_code)
         if replayed:
             response["Idempotent-Replayed"] = "true"
         return response
+
+    def _waited(
+        self,
+        request: Request,
+        played: services.MovePlayed,
+        seat: Seat,
+        wait: float,
+        until_turn: bool,
+        changes: notify.Subscription | None,
+        played_body: dict[str, Any] | None = None,
+    ) -> HttpResponseBase:
+        body = self._wait(request, played, seat, wait, until_turn, changes, played_body)
+        return _move_response(body, status.HTTP_201_CREATED)
 
     def _wait(
         self,

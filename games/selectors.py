@@ -151,8 +151,8 @@ def seat_wait(
     before that) is what the waiter already knows; then the seat re-read with its game. None
     if the wait ran out before anything was re-read."""
     found = None
-    while _still_waiting(game, seat.index, known, until_turn):
-        wanted = _wanted(game, seat.index, until_turn)
+    while still_waiting(game, seat.index, known, until_turn):
+        wanted = wanted_change(game, seat.index, until_turn)
         changes.want(wanted)
         change = _wait_for_change(game, changes, deadline, wanted)
         if change is None:
@@ -162,7 +162,7 @@ def seat_wait(
     return found
 
 
-def _still_waiting(game: Game, seat: int, known: Container[str], until_turn: bool) -> bool:
+def still_waiting(game: Game, seat: int, known: Container[str], until_turn: bool) -> bool:
     if game.is_over:
         return False  # nothing will change any more
     if view_etag(game=game, seat=seat) in known:
@@ -171,7 +171,7 @@ def _still_waiting(game: Game, seat: int, known: Container[str], until_turn: boo
     return until_turn and (game.status == GameStatus.OPEN or game.awaiting != seat)
 
 
-def _wanted(game: Game, seat: int, until_turn: bool) -> Callable[[notify.Change], bool]:
+def wanted_change(game: Game, seat: int, until_turn: bool) -> Callable[[notify.Change], bool]:
     """Which notified changes are worth reading the game for."""
 
     def wanted(change: notify.Change) -> bool:
@@ -286,7 +286,12 @@ class EventsPage:
 def events_wait(*, game_id: int, since: int, wait: float) -> EventsPage:
     """Events after ``since``; with ``wait`` > 0, hold the request until one happens or the
     wait ends."""
-    game = version_wait(game_id=game_id, since=since, wait=wait)
+    return events_page(game=version_wait(game_id=game_id, since=since, wait=wait), since=since)
+
+
+def events_page(*, game: Game, since: int) -> EventsPage:
+    """The events after ``since`` up to ``game``'s version (as read before)."""
+    game_id = game.pk
     events = (
         events_since(game_id=game_id, since=since, upto=game.version)
         if game.version > since else []
@@ -299,21 +304,30 @@ def version_wait(*, game_id: int, since: int, wait: float) -> Game:
     """The game (its version and status) as soon as its version exceeds ``since``, when it
     is over (nothing follows), or when ``wait`` seconds (at most ``LONG_POLL_MAX_SECONDS``)
     have passed."""
-    fields = ("version", "status", "turn_deadline")
-    game = Game.objects.only(*fields).get(pk=game_id)
-    if game.version > since or game.is_over or wait <= 0:
+    game = version_game(game_id=game_id)
+    if events_ready(game=game, since=since) or wait <= 0:
         return game
     deadline = clock.monotonic() + min(wait, LONG_POLL_MAX_SECONDS)
     with notify.subscription(game_id) as changes:
         # Read again once subscribed: a change in between would otherwise go unnoticed.
-        game = Game.objects.only(*fields).get(pk=game_id)
+        game = version_game(game_id=game_id)
         while (
-            game.version <= since
-            and not game.is_over
+            not events_ready(game=game, since=since)
             and _wait_for_change(game, changes, deadline) is not None
         ):
-            game = Game.objects.only(*fields).get(pk=game_id)
+            game = version_game(game_id=game_id)
     return game
+
+
+def version_game(*, game_id: int) -> Game:
+    """The game's version, status and turn clock only (DoesNotExist without it)."""
+    return Game.objects.only("version", "status", "turn_deadline").get(pk=game_id)
+
+
+def events_ready(*, game: Game, since: int) -> bool:
+    """Whether an events long poll answers now: something after ``since``, or nothing more
+    to come."""
+    return game.version > since or game.is_over
 
 
 def game_replay_cached(*, game: Game) -> dict[str, Any]:

@@ -38,10 +38,16 @@ def database_url() -> str:
 
 @contextlib.contextmanager
 def live_server(
-    env: dict[str, str | None] | None = None, *, workers: int = 1, threads: int = 4
+    env: dict[str, str | None] | None = None,
+    *,
+    workers: int = 1,
+    threads: int = 4,
+    serving: str = "asgi",
 ) -> Iterator[int]:
-    """gunicorn (gthread) on a free port; ``env`` adds variables (None removes one). Without
-    a broker in ``env`` tasks run in-process. Yields the port."""
+    """gunicorn on a free port, serving as compose does (``serving="asgi"``: uvicorn workers
+    running ``arena.asgi``, ``threads`` of them for the request/response endpoints) or with
+    gthread workers (``"wsgi"``); ``env`` adds variables (None removes one). Without a broker
+    in ``env`` tasks run in-process. Yields the port."""
     port = free_port()
     full = {**os.environ, "DATABASE_URL": database_url(), "DEBUG": "false",
             "LOG_LEVEL": "WARNING"}
@@ -51,10 +57,14 @@ def live_server(
             full.pop(name, None)
         else:
             full[name] = value
+    if serving == "asgi":
+        full.setdefault("WEB_THREADS", str(threads))
+        app = ["arena.asgi", "--worker-class=arena.workers.Worker"]
+    else:
+        app = ["arena.wsgi", "--worker-class=gthread", f"--threads={threads}"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "arena.wsgi", f"--bind=127.0.0.1:{port}",
-         f"--workers={workers}", "--worker-class=gthread", f"--threads={threads}",
-         "--log-level=warning"],
+        [sys.executable, "-m", "gunicorn", *app, f"--bind=127.0.0.1:{port}",
+         f"--workers={workers}", "--log-level=warning"],
         cwd=ROOT, env=full,
     )
     try:
@@ -66,6 +76,23 @@ def live_server(
     finally:
         process.terminate()
         process.wait(20)
+
+
+class CaseInsensitiveHeaders(dict[str, str]):
+    """Response headers by name, in any case (HTTP header names are case-insensitive)."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        super().__init__(pairs)
+        self._lower = {name.lower(): value for name, value in pairs}
+
+    def __getitem__(self, name: str) -> str:
+        return self._lower[name.lower()]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._lower
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        return self._lower.get(name.lower(), default)
 
 
 def call(
@@ -94,7 +121,8 @@ def call(
             body = json.loads(raw) if raw else None
         except ValueError:
             body = raw  # an HTML error page: shown as it is in a failed assertion
-        return response.status, body, dict(response.getheaders())
+        # Names as sent, found whatever their case (an ASGI server sends them in lower case).
+        return response.status, body, CaseInsensitiveHeaders(response.getheaders())
     finally:
         conn.close()
 

@@ -78,12 +78,24 @@ def test_only_the_proxy_is_published_local_unless_told_and_the_health_check_name
     assert "ALLOWED_HOSTS" in check and "'Host'" in check  # Django refuses unknown hosts
 
 
+def proxy_mounts() -> dict[str, str]:
+    """The proxy's mounted files, by where they land in the container."""
+    mounts = [mount.split(":") for mount in compose()["services"]["proxy"]["volumes"]]
+    return {target: source for source, target, _ in mounts}
+
+
 def proxy_template() -> str:
-    proxy = compose()["services"]["proxy"]
-    (mount,) = proxy["volumes"]
-    source, target, _ = mount.split(":")
-    assert target == "/etc/nginx/templates/default.conf.template"  # the image renders it there
-    return (ROOT / source).read_text()
+    # The image renders the template there.
+    return (ROOT / proxy_mounts()["/etc/nginx/templates/default.conf.template"]).read_text()
+
+
+def test_the_proxy_holds_thousands_of_waits_and_passes_the_stream_on_unbuffered() -> None:
+    main = (ROOT / proxy_mounts()["/etc/nginx/nginx.conf"]).read_text()
+    connections = re.search(r"worker_connections (\d+);", main)
+    assert connections and int(connections.group(1)) >= 4000  # two per wait
+    assert "include /etc/nginx/conf.d/*.conf;" in main  # where the image renders the template
+    stream = re.search(r"location /api/stream/ \{(.*?)\}", proxy_template(), re.DOTALL)
+    assert stream and "proxy_buffering off;" in stream.group(1)
 
 
 def test_the_proxy_gets_every_variable_its_config_file_uses() -> None:

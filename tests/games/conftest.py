@@ -125,6 +125,12 @@ class FakeClock:
         self.advance(seconds)
         return False
 
+    async def next_change(self, changes: Any, seconds: float) -> Any:
+        heard = changes.take()
+        if heard is None:
+            self.advance(seconds)
+        return heard
+
     def advance(self, seconds: float) -> None:
         from datetime import timedelta
 
@@ -141,4 +147,45 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     monkeypatch.setattr(clock, "monotonic", fake.monotonic)
     monkeypatch.setattr(clock, "sleep", fake.sleep)
     monkeypatch.setattr(clock, "wait", fake.wait)
+    monkeypatch.setattr(clock, "next_change", fake.next_change)
     return fake
+
+
+@pytest.fixture
+def asgi_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test client's waiting requests are served as ``arena.serving`` serves them
+    (``games.waiting.serve`` with ``arena.wait_urls``), except that their steps run on the
+    test's own thread (its transaction) instead of the pool's."""
+    from asgiref.sync import async_to_sync, sync_to_async
+    from django.test.client import ClientHandler
+
+    from arena import serving
+    from games import waiting
+
+    usual = ClientHandler.get_response
+
+    def get_response(self: ClientHandler, request: Any) -> Any:
+        found = serving.WAITING_PATH.fullmatch(request.path)
+        if found is None or not serving.is_waiting(
+            request.path, request.META.get("QUERY_STRING", "").encode()
+        ):
+            return usual(self, request)
+        request.urlconf = serving.WAIT_URLCONF
+        return async_to_sync(waiting.serve)(
+            request, int(found.group(1)), lambda request: usual(self, request)
+        )
+
+    async def in_thread(function: Any, *args: Any, **kwargs: Any) -> Any:
+        return await sync_to_async(function, thread_sensitive=True)(*args, **kwargs)
+
+    monkeypatch.setattr(ClientHandler, "get_response", get_response)
+    monkeypatch.setattr(waiting, "in_thread", in_thread)
+
+
+@pytest.fixture(params=["wsgi", "asgi"])
+def serving(request: pytest.FixtureRequest) -> str:
+    """Both ways a waiting request is served: blocking a thread (a WSGI server: runserver)
+    and without one (the ASGI application of compose and the image)."""
+    if request.param == "asgi":
+        request.getfixturevalue("asgi_waits")
+    return str(request.param)

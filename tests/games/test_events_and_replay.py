@@ -15,6 +15,11 @@ from tests.games.conftest import FakeClock, create_game, play_to_the_end
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def _both_servings(serving: str) -> None:
+    """Every test here runs against both ways of serving a wait (see ``serving``)."""
+
+
 def test_events_since_zero_tell_the_story_of_the_table(
     running_game: dict[str, Any], alice_api: APIClient
 ) -> None:

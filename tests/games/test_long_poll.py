@@ -16,6 +16,11 @@ from games import notify
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def _both_servings(serving: str) -> None:
+    """Every test here runs against both ways of serving a wait (see ``serving``)."""
+
+
 def view(client: APIClient, game_id: int, **headers: str) -> Any:
     return client.get(f"/api/games/{game_id}/view/", **headers)
 

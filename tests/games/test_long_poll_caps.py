@@ -1,6 +1,7 @@
-"""Long polls cannot starve a server: each holds a thread, so a process holds only so many at
-once (per user and in all), well below its threads. Real concurrent requests against a
-gunicorn of 4 threads with caps of 2 waits in all and 1 per user."""
+"""Long polls cannot starve a server: a process holds only so many at once (per user and in
+all); over a cap, 429 with Retry-After. Real concurrent requests against a gunicorn of 4
+threads with caps of 2 waits in all and 1 per user, on both servings (the ASGI one, where waits
+hold no thread, and a WSGI one, where each holds one)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ from tests.live_server import call, live_server, play_one_move, start_a_game
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-CAPS = {"LONG_POLL_MAX_PER_PROCESS": "2", "LONG_POLL_MAX_PER_USER": "1"}
+# The process's cap is WAIT_MAX_PER_PROCESS on the ASGI serving (waits hold no thread there),
+# LONG_POLL_MAX_PER_PROCESS on a WSGI server.
+CAPS = {
+    "LONG_POLL_MAX_PER_PROCESS": "2", "WAIT_MAX_PER_PROCESS": "2", "LONG_POLL_MAX_PER_USER": "1"
+}
 
 
 class Requests:
@@ -50,11 +55,12 @@ class Requests:
         return [thread.name for thread in self.threads if thread.is_alive()]
 
 
+@pytest.mark.parametrize("serving", ["asgi", "wsgi"])
 def test_waits_over_the_caps_are_refused_and_the_server_keeps_answering(
-    alice: Any, bob: Any, charlie: Any
+    alice: Any, bob: Any, charlie: Any, serving: str
 ) -> None:
     keys = [token_create(user=user)[1] for user in (alice, bob, charlie)]
-    with live_server(CAPS, workers=1, threads=4) as port:
+    with live_server(CAPS, workers=1, threads=4, serving=serving) as port:
         game = start_a_game(port, keys[0], keys[1])
         path = f"/api/games/{game['id']}"
         mover = keys[game["awaiting"]]
@@ -108,15 +114,15 @@ def test_waits_over_the_caps_are_refused_and_the_server_keeps_answering(
     assert all(not thread.is_alive() for thread in waiting.threads)
 
 
-def test_the_shipped_web_commands_keep_threads_beside_the_capped_waits() -> None:
-    """docker-compose.yml's web service and the image's command run at least twice as many
-    threads as a process may hold waits, so half of them are always free for the rest."""
+def test_the_shipped_web_commands_serve_waits_without_a_thread_each() -> None:
+    """docker-compose.yml's web service and the image's command run the ASGI application on
+    uvicorn workers (arena.serving): a process holds thousands of waits, a user a few dozen."""
     root = Path(__file__).resolve().parents[2]
-    command = " ".join(yaml.safe_load((root / "docker-compose.yml").read_text())
-                       ["services"]["web"]["command"])
-    compose_threads = re.search(r"--threads=\$\{WEB_THREADS:-(\d+)\}", command)
-    image_threads = re.search(r'"--threads", "(\d+)"', (root / "Dockerfile").read_text())
-    assert compose_threads and image_threads
-    for threads in (compose_threads.group(1), image_threads.group(1)):
-        assert int(threads) >= 2 * settings.LONG_POLL_MAX_PER_PROCESS
-    assert settings.LONG_POLL_MAX_PER_USER < settings.LONG_POLL_MAX_PER_PROCESS
+    compose = yaml.safe_load((root / "docker-compose.yml").read_text())
+    command = compose["services"]["web"]["command"]
+    image = re.search(r"^CMD (.*)$", (root / "Dockerfile").read_text(), re.MULTILINE)
+    assert image is not None
+    for shipped in (" ".join(command), image.group(1)):
+        assert "arena.asgi" in shipped and "arena.workers.Worker" in shipped, shipped
+    assert settings.WAIT_MAX_PER_PROCESS >= 1000
+    assert settings.LONG_POLL_MAX_PER_USER < settings.WAIT_MAX_PER_PROCESS

@@ -18,6 +18,11 @@ from games.uno.scenario import scenario
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.fixture(autouse=True)
+def _both_servings(serving: str) -> None:
+    """Every test here runs against both ways of serving a wait (see ``serving``)."""
+
+
 def _rigged(alice: Any, bob: Any, hands: list[list[str]], deck: list[str]) -> Game:
     """A running two-seat game in a known position: alice (seat 0) to play on a red 3."""
     game = services.game_create(user=alice, options={}, seats=2)

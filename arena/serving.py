@@ -1,0 +1,152 @@
+"""How a web process serves (docs/scaling.md has the measurements behind it).
+
+``arena.asgi.application`` runs under uvicorn (gunicorn with ``arena.workers.Worker``, one
+event loop per process) and sends each request one of two ways:
+
+* a waiting request (``view``, ``events`` or ``moves`` with a ``wait`` above zero, and the
+  stream under ``/api/stream/``) goes to Django's ASGI handler with ``arena.wait_urls``: it
+  waits on the event loop, holding a socket and a little memory but no thread, and does its
+  database work on ``WAIT_THREADS`` threads (``games.waiting``);
+* everything else goes to the WSGI application (``arena.wsgi``) on ``WEB_THREADS`` threads,
+  exactly as gunicorn's gthread workers ran it. Django's ASGI handler runs a synchronous view
+  on a new thread per request (a new database connection each): the request/response API lost
+  four fifths of its speed that way (docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Awaitable, Callable, Coroutine, MutableMapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from django.core import signals
+from django.core.exceptions import RequestAborted
+from django.core.handlers.asgi import ASGIHandler, get_script_prefix
+from django.core.handlers.base import BaseHandler
+from django.http import HttpRequest, HttpResponseBase
+from django.urls import set_script_prefix
+
+from games import waiting
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+Asgi = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+WAITING_PATH = re.compile(r"/api/games/([0-9]+)/(?:view|events|moves)/")
+STREAM_PREFIX = "/api/stream/"
+WAIT_URLCONF = "arena.wait_urls"
+
+
+def is_waiting(path: str, query_string: bytes) -> bool:
+    """Whether a request may wait: the stream, or a waiting endpoint asked to wait."""
+    if path.startswith(STREAM_PREFIX):
+        return True
+    if not WAITING_PATH.fullmatch(path):
+        return False
+    for name, value in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True):
+        if name == "wait":
+            try:
+                return float(value) > 0  # anything else: the usual view's 400 or no wait
+            except ValueError:
+                return False
+    return False
+
+
+class WaitingHandler(ASGIHandler):
+    """Django's ASGI handler resolving with ``arena.wait_urls``. The waiting endpoints are
+    served by ``games.waiting.serve`` with Django's synchronous handling (one thread hop per
+    step); anything else (the stream) by the asynchronous one."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.steps = BaseHandler()
+        self.steps.load_middleware(is_async=False)
+
+    async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
+        request.urlconf = WAIT_URLCONF  # type: ignore[attr-defined]
+        return await super().get_response_async(request)
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A waiting endpoint's request, as Django's ``handle`` does it (a client that goes
+        away cancels its wait), but with the request's signals sent on the event loop, where
+        they have nothing to close, instead of on a thread of their own: two thread hops
+        fewer a request, which cost a fifth of the waiting requests' speed under load."""
+        found = WAITING_PATH.fullmatch(scope["path"])
+        if found is None:
+            return await super().handle(scope, receive, send)
+        try:
+            body = await self.read_body(receive)
+        except RequestAborted:
+            return
+        set_script_prefix(get_script_prefix(scope))
+        signals.request_started.send(sender=self.__class__, scope=scope)
+        request, error = self.create_request(scope, body)
+        if request is None:
+            response: HttpResponseBase | None = error
+        else:
+            request.urlconf = WAIT_URLCONF  # type: ignore[attr-defined]
+            response = await _unless_gone(
+                waiting.serve(request, int(found.group(1)), self.steps.get_response),
+                self.listen_for_disconnect(receive),
+            )
+        if response is None:
+            signals.request_finished.send(sender=self.__class__)
+        else:
+            with contextlib.suppress(OSError):
+                await self.send_response(response, send)
+            response.close()
+        body.close()
+
+
+async def _unless_gone(
+    answer: Coroutine[Any, Any, HttpResponseBase], gone: Coroutine[Any, Any, None]
+) -> HttpResponseBase | None:
+    """``answer``'s response, or None if ``gone`` ends first (the client went away: the
+    answer is cancelled, its wait and slot released)."""
+    answering, listening = asyncio.ensure_future(answer), asyncio.ensure_future(gone)
+    await asyncio.wait([answering, listening], return_when=asyncio.FIRST_COMPLETED)
+    for task in (listening, answering):
+        if not task.done():
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, RequestAborted):
+            await task
+    return None if answering.cancelled() else answering.result()
+
+
+class Router:
+    def __init__(self, waiting: Asgi, others: Asgi) -> None:
+        self.waiting, self.others = waiting, others
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await _lifespan(receive, send)
+        elif kind == "http" and not is_waiting(scope["path"], scope.get("query_string", b"")):
+            await self.others(scope, receive, send)
+        else:
+            await self.waiting(scope, receive, send)
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def terminated(app: Callable[..., Any]) -> Callable[..., Any]:
+    """The ASGI server decodes a chunked body and marks its end: tell ``arena.wsgi``'s
+    ``ChunkedBodies`` it may read it (as under gunicorn)."""
+
+    def wsgi(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        environ["wsgi.input_terminated"] = True
+        return app(environ, start_response)
+
+    return wsgi

@@ -1,0 +1,14 @@
+"""gunicorn's worker class for ``arena.asgi`` (docker-compose.yml, the image, bench/api.py):
+uvicorn's, with the client's address as the connection's. The proxy's X-Forwarded-For is
+read by Django (``NUM_PROXIES``), as under gunicorn's own workers; uvicorn would otherwise
+rewrite the address itself for a proxy on 127.0.0.1."""
+
+from typing import Any
+
+from uvicorn_worker import UvicornWorker
+
+
+class Worker(UvicornWorker):
+    CONFIG_KWARGS: dict[str, Any] = {
+        "loop": "auto", "http": "auto", "proxy_headers": False, "server_header": False,
+    }

@@ -1,0 +1,197 @@
+"""Waiting requests that hold no thread while they wait (``view?wait=``, ``events?wait=``,
+``moves?wait=`` as served by ``arena.serving``'s ASGI side).
+
+A waiting request is the same DRF view as on a WSGI server (same middleware, parsing,
+authentication, errors, answers), served by ``serve`` in steps:
+
+1. on a thread of ``WAIT_THREADS``, Django's synchronous handler (middleware and view, in one
+   hop: Django's asynchronous middleware would cost a thread hop per middleware and phase).
+   Where the blocking view would wait, the handler answers ``Suspended`` instead: what it
+   waits for and how to go on;
+2. the wait itself, on the event loop: the game's changes come from ``games.listen``'s hub (one
+   PostgreSQL LISTEN per process, and this process's commits), subscribed before step 1 read
+   the game, so nothing committed in between is missed;
+3. on a thread again, the same handler once more, whose view (``resumable``) now goes on with
+   ``Suspended.resume``: the answer, through the middleware like any, or another
+   ``Suspended`` (the change was not yet the one waited for).
+
+A waiting request holds a slot (``games.waits``: per user, and thousands per process) from its
+handler's ``hold_slot`` to its answer; a thread only while it reads or writes. A client that
+goes away ends its wait at once (Django's ASGI handler cancels it), slot and all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.db import close_old_connections
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework.views import APIView
+
+from games import clock, listen, services, waits
+from games.models import Game
+from games.notify import Change
+
+log = logging.getLogger(__name__)
+
+_executor: ThreadPoolExecutor | None = None
+
+
+def _threads() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        _executor = ThreadPoolExecutor(settings.WAIT_THREADS, thread_name_prefix="uno-wait")
+    return _executor
+
+
+def _step(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """One step of a waiting request on a pool thread. After its last step (an answer, or an
+    error), it leaves its thread's database connection as Django's request end would (kept
+    unless broken or too old; checked before its next use): once per request, not per step,
+    as each check is a round trip."""
+    done = True
+    try:
+        result = function(*args, **kwargs)
+        done = not isinstance(result, Suspended)
+        return result
+    finally:
+        if done:
+            close_old_connections()
+
+
+async def in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Run ``function`` on one of the ``WAIT_THREADS`` threads (their database connections
+    persist, like gunicorn's threads')."""
+    run = sync_to_async(_step, thread_sensitive=False, executor=_threads())
+    return await run(function, *args, **kwargs)
+
+
+class Suspended(HttpResponse):
+    """What a waiting handler answers instead of blocking: wait for a change of ``game_id``
+    that ``wanted`` accepts (or one that says nothing: read) until the monotonic ``deadline``,
+    then call ``resume`` with it (None: the wait ran out) on a thread, for the answer or
+    another ``Suspended``. ``version`` and ``turn_deadline`` are the game's as last read:
+    the wait re-reads when the turn clock runs out, and now and then if the process hears no
+    other process's changes (no LISTEN)."""
+
+    def __init__(
+        self,
+        *,
+        view: WaitingApiView,
+        game_id: int,
+        version: int,
+        deadline: float,
+        turn_deadline: datetime | None,
+        wanted: Callable[[Change], bool],
+        resume: Callable[[Change | None], HttpResponseBase],
+    ) -> None:
+        super().__init__(status=200)
+        self.view, self.game_id, self.version = view, game_id, version
+        self.deadline, self.turn_deadline = deadline, turn_deadline
+        self.wanted, self.resume = wanted, resume
+
+
+class WaitingApiView(APIView):
+    """A DRF view whose handlers may answer ``Suspended`` (served by ``serve``)."""
+
+    def hold_slot(self, user_id: object, wait: float) -> bool:
+        """Take a wait slot until the answer; False over a cap (or without a wait)."""
+        if not waits.take_async(user_id, wait):
+            return False
+        self.request._request.wait_slot = user_id  # type: ignore[attr-defined]
+        return True
+
+    def holds_slot(self) -> bool:
+        return hasattr(self.request._request, "wait_slot")
+
+    def suspend(self, **wait: Any) -> Suspended:
+        return Suspended(view=self, **wait)
+
+    def resume(self, suspended: Suspended, change: Change | None) -> HttpResponseBase:
+        """``suspended.resume`` as DRF's dispatch runs a handler: errors become their API
+        answers, and the response is finished the same way."""
+        try:
+            response = suspended.resume(change)
+        except Exception as exc:
+            response = self.handle_exception(exc)
+        return self.finalize_response(self.request, response, *self.args, **self.kwargs)
+
+
+def resumable(view_class: type[WaitingApiView]) -> Callable[..., HttpResponseBase]:
+    """``view_class`` as a view function that goes on with a suspended request (``serve``
+    sets ``request.resumed``) instead of starting over."""
+    view = view_class.as_view()
+
+    def handle(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        resumed: tuple[Suspended, Change | None] | None = getattr(request, "resumed", None)
+        if resumed is None:
+            return view(request, *args, **kwargs)
+        suspended, change = resumed
+        return suspended.view.resume(suspended, change)
+
+    handle.cls = view_class  # type: ignore[attr-defined]  (as DRF's views have it)
+    return csrf_exempt(handle)
+
+
+async def serve(
+    request: HttpRequest, game_id: int, handler: Callable[[HttpRequest], HttpResponseBase]
+) -> HttpResponseBase:
+    """Answer a waiting request: ``handler`` (Django's synchronous request handling) on a
+    thread, the waits on the event loop, as the module's docstring says."""
+    hub = await listen.hub()
+    try:
+        # Subscribed before the handler reads the game: whatever commits after the read is
+        # queued for the wait.
+        async with hub.subscribe([game_id]) as changes:
+            response = await in_thread(handler, request)
+            while isinstance(response, Suspended):
+                change = await _until_change(response, changes, hub)
+                request.resumed = (response, change)  # type: ignore[attr-defined]
+                response = await in_thread(handler, request)
+            return response
+    finally:
+        user_id = request.__dict__.pop("wait_slot", None)
+        if user_id is not None:
+            waits.release_async(user_id)
+
+
+async def _until_change(
+    suspended: Suspended, changes: listen.Subscription, hub: listen.Hub
+) -> Change | None:
+    from games.selectors import LONG_POLL_RECHECK
+
+    while (left := suspended.deadline - clock.monotonic()) > 0:
+        timeout = left
+        if suspended.turn_deadline is not None:
+            timeout = min(timeout, (suspended.turn_deadline - clock.now()).total_seconds())
+        if not hub.listening:  # other processes' changes are not heard: look now and then
+            timeout = min(timeout, LONG_POLL_RECHECK)
+        heard = await clock.next_change(changes, max(0.01, timeout))
+        if heard is not None:
+            game_id, change = heard
+            if game_id == listen.RESYNC or change.version is None:
+                return Change()
+            if suspended.wanted(change):
+                return change
+            continue
+        if clock.monotonic() < suspended.deadline and await in_thread(_changed, suspended):
+            return Change()
+    return None
+
+
+def _changed(suspended: Suspended) -> bool:
+    """Whether the game moved on unheard (or its overdue turn clock was settled now)."""
+    if services.turn_clock_enforce(game_id=suspended.game_id):
+        return True
+    current = Game.objects.filter(pk=suspended.game_id).values_list("version", flat=True)
+    with contextlib.suppress(Game.DoesNotExist):
+        return bool(current.get() != suspended.version)
+    return True
