@@ -6,8 +6,7 @@ Each event loop (one per server process under ASGI) has one ``Router``: ONE subs
 every game's changes on the loop's ``games.listen`` hub, fanned out to the open streams of the
 users seated at the changed game (seats read once per game, then cached), so a move wakes its
 game's players' streams and nobody else's. A woken stream reads what it needs (the game's
-rows, the seat's view) in a worker thread (``sync_to_async``, not thread-sensitive: reads need
-no ordering with the request/response views).
+rows, the seat's view) on the waiting requests' threads (``games.waiting.in_thread``).
 """
 
 from __future__ import annotations
@@ -18,9 +17,8 @@ from collections import OrderedDict, deque
 from collections.abc import AsyncIterator
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
-from django.db import close_old_connections, connections
+from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -29,7 +27,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from core.api_errors import RETRY_AFTER, error_body, error_json, error_responses
-from games import clock, listen, rows, stream
+from games import clock, listen, rows, stream, waiting
 from games.models import GameStatus
 from games.notify import Change
 from games.schema_stream import STREAM_EXAMPLES, StreamEventSchema
@@ -70,13 +68,13 @@ class BadCursor(exceptions.ValidationError):
 
 
 def _db(function: Any) -> Any:
-    """``function`` run in a worker thread, its database connection checked like a request's."""
+    """``function`` run on one of the waiting requests' threads (``games.waiting``: their
+    database connections persist, and are checked before reuse)."""
 
-    def run(*args: Any, **kwargs: Any) -> Any:
-        close_old_connections()  # a connection broken or too old is replaced first
-        return function(*args, **kwargs)
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        return await waiting.in_thread(function, *args, **kwargs)
 
-    return sync_to_async(run, thread_sensitive=False)
+    return run
 
 
 class Listener:

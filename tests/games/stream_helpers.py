@@ -5,56 +5,18 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
-import signal
 import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
-from tests.live_server import ROOT, database_url, free_port
-
-
-def server_env(env: dict[str, str | None] | None = None) -> dict[str, str]:
-    full = {**os.environ, "DATABASE_URL": database_url(), "DEBUG": "false",
-            "LOG_LEVEL": "WARNING"}
-    full.pop("CELERY_BROKER_URL", None)
-    for name, value in (env or {}).items():
-        if value is None:
-            full.pop(name, None)
-        else:
-            full[name] = value
-    return full
+from tests.live_server import live_server
 
 
 @contextlib.contextmanager
-def asgi_server(
-    env: dict[str, str | None] | None = None, *, port: int | None = None
-) -> Iterator[int]:
-    """uvicorn serving the project's ASGI application on a free port (or ``port``), with the
-    test's own (committed) database. Yields the port."""
-    port = port or free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "arena.asgi:application", "--host", "127.0.0.1",
-         "--port", str(port), "--log-level", "warning", "--no-access-log"],
-        cwd=ROOT, env=server_env(env),
-    )
-    try:
-        for _ in range(300):  # bounded: 30 s
-            assert process.poll() is None, "the server exited"
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
-                break
-            time.sleep(0.1)
+def asgi_server(env: dict[str, str | None] | None = None, **kwargs: Any) -> Iterator[int]:
+    """The serving compose runs (``tests.live_server``), on a free port."""
+    with live_server(env, **kwargs) as port:
         yield port
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(20)
 
 
 class Stream:
