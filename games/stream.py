@@ -143,20 +143,32 @@ def _snapshot(state: StreamState, seats: list[tuple[int, int, str]]) -> list[dic
     return events + _turns(state, set(state.games) - state.held)
 
 
+NO_READ, TURN_ONLY, ROWS_TOO = 0, 1, 2
+
+
 def needs_read(state: StreamState, game_id: int, version: int | None,
-               awaiting: int | None, status: str) -> bool:
-    """Whether a notified change of a followed game needs a read. Not for the usual one: a
-    plain move (the version one past the last heard of) to another seat, which writes no
-    row the stream carries and awaits someone else. A strike or a forfeit comes with a jump
-    of versions (its own version, then the clock's move)."""
+               awaiting: int | None, status: str) -> int:
+    """What a notified change of a followed game needs read. A plain move (the version one
+    past the last heard of, the game running before and after) writes no row the stream
+    carries: to another seat, nothing; to this one, only its turn. Anything else may have
+    written rows: the start, the end, a strike or a forfeit (each its own version, so the
+    versions jump), or changes not heard of."""
     followed = state.games.get(game_id)
     if followed is None or version is None or followed.new or game_id in state.held:
-        return True
+        return ROWS_TOO
     previous, followed.heard_version = followed.heard_version, max(version, followed.heard_version)
     was, followed.heard_status = followed.heard_status, status
     if status != GameStatus.RUNNING or was != GameStatus.RUNNING or version != previous + 1:
-        return True  # the start, the end, or versions skipped: maybe rows
-    return awaiting == followed.seat and version > followed.turn_version
+        return ROWS_TOO
+    if awaiting == followed.seat and version > followed.turn_version:
+        return TURN_ONLY
+    return NO_READ
+
+
+def read_turns(state: StreamState, changed: set[int]) -> list[dict[str, Any]]:
+    """The turns due in ``changed`` games, when no rows can have been written (``TURN_ONLY``:
+    one query per game, the rows' none)."""
+    return _turns(state, changed - state.held)
 
 
 def read(state: StreamState, changed: set[int] | None = None) -> list[dict[str, Any]]:
@@ -249,7 +261,9 @@ def _turns(state: StreamState, games: set[int]) -> list[dict[str, Any]]:
         followed = state.games.get(game_id)
         if followed is None:
             continue
-        seat = rows.seat_with_game(game_id, state.user_id)
+        # The version last heard of: this process may hold that row already (its own move).
+        known = followed.heard_version if followed.heard_version >= 0 else None
+        seat = rows.seat_with_game(game_id, state.user_id, version=known)
         if seat is None:  # not seated there any more (left before the start)
             del state.games[game_id]
             continue

@@ -307,6 +307,7 @@ async def _events(
             arrived = await listener.next(timeout)
             quiet += asyncio.get_running_loop().time() - started
             changed: set[int] | None = set()
+            rows_too = False
             if not arrived and deadline is not None and deadline <= clock.now():
                 events = await _db(stream.settle_clocks)(state)
                 if events:
@@ -315,17 +316,24 @@ async def _events(
                 continue
             if arrived:
                 items, everything = listener.take()
-                changed = None if everything else _to_read(state, items)
+                if everything:
+                    changed, rows_too = None, True
+                else:
+                    changed, rows_too = _to_read(state, items)
             elif unheard:
-                changed = None
-            if changed is None or changed or state.held:
+                changed, rows_too = None, True
+            if changed is None or rows_too or state.held:
                 events = await _db(stream.read)(state, changed)
                 held_delay = min(held_delay * 2, HELD_MAX_SECONDS) if state.held else (
                     HELD_FIRST_SECONDS
                 )
-                if events:
-                    quiet = 0.0
-                    yield b"".join(encode(event) for event in events)
+            elif changed:
+                events = await _db(stream.read_turns)(state, changed)
+            else:
+                events = []
+            if events:
+                quiet = 0.0
+                yield b"".join(encode(event) for event in events)
             if quiet >= heartbeat:
                 quiet = 0.0
                 yield encode(stream.HEARTBEAT)
@@ -333,13 +341,18 @@ async def _events(
         routes.remove(listener)
 
 
-def _to_read(state: stream.StreamState, items: list[tuple[int, int, Change]]) -> set[int]:
-    changed = set()
+def _to_read(
+    state: stream.StreamState, items: list[tuple[int, int, Change]]
+) -> tuple[set[int], bool]:
+    """The games to read after these changes, and whether their rows too (or turns only)."""
+    changed, rows_too = set(), False
     for game_id, seat, change in items:
         state.follow(game_id, seat)
-        if stream.needs_read(state, game_id, change.version, change.awaiting, change.status):
+        need = stream.needs_read(state, game_id, change.version, change.awaiting, change.status)
+        if need != stream.NO_READ:
             changed.add(game_id)
-    return changed
+            rows_too = rows_too or need == stream.ROWS_TOO
+    return changed, rows_too
 
 
 # --- the schema ------------------------------------------------------------------------------
