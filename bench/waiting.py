@@ -16,7 +16,8 @@ running ``arena.asgi``). Then:
   by two at running games where nobody moves (their streams get their snapshot, then only
   heartbeats).
 
-The play runs ``--seconds`` with no waits open (idle), then again with all of them open.
+The play runs ``--seconds`` with no waits open (idle) and as long with all of them open,
+alternating in ``--rounds`` (the waits are opened and closed each round).
 The last line is exactly
 ``waiting: W open; move p99 A ms vs B ms idle; ratio: R; wake p99: L ms``.
 """
@@ -276,6 +277,7 @@ async def play(port: int, keys: list[str], seconds: float) -> Figures:
 async def hold(port: int, key: str, opened: list[int], closing: asyncio.Event) -> None:
     """One open wait: a stream read (and dropped) until told to close."""
     reader = await open_stream(port, key)
+    await reader.readline()  # the first chunk's size: the stream's first read is done
     opened[0] += 1
     drain = asyncio.create_task(_drain(reader))
     await closing.wait()
@@ -288,11 +290,10 @@ async def _drain(reader: asyncio.StreamReader) -> None:
         pass
 
 
-async def run(port: int, players: list[str], waiters: list[str], waits: int,
-              seconds: float) -> tuple[int, Figures, Figures]:
-    await play(port, players, 2.0)  # warm-up: connections, caches
-    idle = await play(port, players, seconds)
-    opened, closing = [0], asyncio.Event()
+async def open_waits(port: int, waiters: list[str], waits: int,
+                     closing: asyncio.Event) -> tuple[list[int], list[asyncio.Task[None]]]:
+    """``waits`` streams, ten per waiting user, each counted once its first read is done."""
+    opened: list[int] = [0]
     holders = []
     for i in range(waits):  # in batches, so the server is not flooded with connects
         key = waiters[i // WAITS_PER_USER]
@@ -306,11 +307,29 @@ async def run(port: int, players: list[str], waiters: list[str], waits: int,
     failed = [h for h in holders if h.done() and h.exception() is not None]
     if failed:
         raise RuntimeError(f"{len(failed)} waits failed: {failed[0].exception()!r}")
-    await asyncio.sleep(1.0)
-    loaded = await play(port, players, seconds)
-    still = opened[0] - sum(1 for h in holders if h.done())
-    closing.set()
-    await asyncio.gather(*holders, return_exceptions=True)
+    await asyncio.sleep(2.0)
+    return opened, holders
+
+
+def merge(into: Figures, more: Figures) -> None:
+    into.moves += more.moves
+    into.wakes += more.wakes
+
+
+async def run(port: int, players: list[str], waiters: list[str], waits: int,
+              seconds: float, rounds: int) -> tuple[int, Figures, Figures]:
+    """Idle and loaded play alternate ``rounds`` times (a machine's drift hits both)."""
+    await play(port, players, 2.0)  # warm-up: connections, caches
+    idle, loaded, still = Figures(), Figures(), waits
+    for _ in range(rounds):
+        merge(idle, await play(port, players, seconds / rounds))
+        closing = asyncio.Event()
+        opened, holders = await open_waits(port, waiters, waits, closing)
+        merge(loaded, await play(port, players, seconds / rounds))
+        still = min(still, opened[0] - sum(1 for h in holders if h.done()))
+        closing.set()
+        await asyncio.gather(*holders, return_exceptions=True)
+        await asyncio.sleep(2.0)  # the server notices the closed streams
     return still, idle, loaded
 
 
@@ -319,6 +338,7 @@ def main() -> None:
     parser.add_argument("--waits", type=int, default=2000, help="streams held open (W)")
     parser.add_argument("--players", type=int, default=16, help="clients playing (even)")
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time per load")
+    parser.add_argument("--rounds", type=int, default=2, help="alternations of the two loads")
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
     parser.add_argument("--threads", type=int, default=16, help="request/response threads")
     args = parser.parse_args()
@@ -334,8 +354,8 @@ def main() -> None:
         with gunicorn(env, args.workers, args.threads) as port:
             print(f"gunicorn: {args.workers} arena.asgi (uvicorn) workers x {args.threads} "
                   f"threads; PostgreSQL; {args.players} players; {args.waits} waits from "
-                  f"{waiters} users; {args.seconds:.0f} s idle, then {args.seconds:.0f} s "
-                  f"with the waits open; open files {wanted}")
+                  f"{waiters} users; {args.seconds:.0f} s idle and {args.seconds:.0f} s with "
+                  f"the waits open, alternating in {args.rounds} rounds; open files {wanted}")
             try:
                 import uvloop
 
@@ -343,7 +363,7 @@ def main() -> None:
             except ImportError:
                 runner = asyncio.run
             still, idle, loaded = runner(
-                run(port, player_keys, waiter_keys, args.waits, args.seconds)
+                run(port, player_keys, waiter_keys, args.waits, args.seconds, args.rounds)
             )
     a, b = percentile(loaded.moves, 0.99), percentile(idle.moves, 0.99)
     print(f"idle: {len(idle.moves)} moves p50 {percentile(idle.moves, 0.5):.1f} ms, "
