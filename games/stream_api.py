@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict, deque
-from collections.abc import AsyncIterator
+import threading
+from collections import Counter, OrderedDict, deque
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from django.conf import settings
+from django.core.handlers.asgi import ASGIRequest
 from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -121,7 +123,6 @@ class Router:
     def __init__(self, hub: listen.Hub) -> None:
         self.hub = hub
         self.by_user: dict[int, set[Listener]] = {}
-        self.open = 0
         # game id -> (status when read, seated users: user id -> seat)
         self.seats: OrderedDict[int, tuple[str, dict[int, int]]] = OrderedDict()
         self.task: asyncio.Task[None] | None = None
@@ -131,20 +132,15 @@ class Router:
             self.task = asyncio.get_running_loop().create_task(self._run(), name="uno-stream")
 
     def add(self, user_id: int) -> Listener:
-        mine = self.by_user.get(user_id, set())
-        full = self.open >= settings.STREAM_MAX_PER_PROCESS
-        if full or len(mine) >= settings.STREAM_MAX_PER_USER:
-            raise TooManyStreams()
+        """A listener for one of the user's streams (its slot taken by ``take_slot``)."""
         listener = Listener(user_id)
         self.by_user.setdefault(user_id, set()).add(listener)
-        self.open += 1
         return listener
 
     def remove(self, listener: Listener) -> None:
         mine = self.by_user.get(listener.user_id)
         if mine is not None and listener in mine:
             mine.discard(listener)
-            self.open -= 1
             if not mine:
                 del self.by_user[listener.user_id]
 
@@ -209,9 +205,34 @@ async def router() -> Router:
     return found
 
 
+# The caps count every stream of the process, whichever loop serves it (one under ASGI; one
+# per stream under a WSGI server, the embedded default's runserver).
+_slots_lock = threading.Lock()
+_open_by_user: Counter[int] = Counter()
+
+
+def take_slot(user_id: int) -> None:
+    """Count a new stream of the user's, or refuse it (429 ``too_many_streams``)."""
+    with _slots_lock:
+        total = sum(_open_by_user.values())
+        if total >= settings.STREAM_MAX_PER_PROCESS or (
+            _open_by_user[user_id] >= settings.STREAM_MAX_PER_USER
+        ):
+            raise TooManyStreams()
+        _open_by_user[user_id] += 1
+
+
+def release_slot(user_id: int) -> None:
+    with _slots_lock:
+        _open_by_user[user_id] -= 1
+        if _open_by_user[user_id] <= 0:
+            del _open_by_user[user_id]
+
+
 def open_streams() -> int:
-    """Streams open in this process (every loop's)."""
-    return sum(each.open for each in _routers.values())
+    """Streams open in this process."""
+    with _slots_lock:
+        return sum(_open_by_user.values())
 
 
 # --- the view ------------------------------------------------------------------------------
@@ -264,25 +285,49 @@ async def stream_view(request: HttpRequest) -> HttpResponse:
     try:
         since = _cursor_of(request)
         user = await _db(_authenticate)(request)
-        routes = await router()
-        listener = routes.add(user.pk)
+        take_slot(user.pk)
     except exceptions.APIException as exc:
         return _error(exc)
     sse = _wants_sse(request)
-    response = StreamingHttpResponse(
-        _events(routes, listener, since, sse), content_type=stream.SSE if sse else stream.NDJSON
-    )
+    if isinstance(request, ASGIRequest):
+        body: Any = _events(user.pk, since, sse)
+    else:  # a WSGI server (runserver): a thread per stream, its own loop
+        body = _on_own_loop(user.pk, since, sse)
+    response = StreamingHttpResponse(body, content_type=stream.SSE if sse else stream.NDJSON)
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx passes each event on at once
     return response
 
 
-async def _events(
-    routes: Router, listener: Listener, since: stream.Cursor | None, sse: bool
-) -> AsyncIterator[bytes]:
-    """The stream's bytes until the client goes (the server cancels this then)."""
+def _on_own_loop(user_id: int, since: stream.Cursor | None, sse: bool) -> Iterator[bytes]:
+    """``_events`` for a WSGI server, which iterates a response in its request's thread:
+    driven on an event loop of this thread's own (an asynchronous iterator would be read to
+    its end before anything is sent)."""
+    loop = asyncio.new_event_loop()
+    events = _events(user_id, since, sse)
+    try:
+        while True:
+            yield loop.run_until_complete(events.__anext__())
+    finally:
+        loop.run_until_complete(events.aclose())
+        pending = asyncio.all_tasks(loop)  # this loop's router and hub go with it
+        for task in pending:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
+
+
+async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> AsyncIterator[bytes]:
+    """The stream's bytes until the client goes (the server cancels this then). The user's
+    slot is taken; it is given back at the end."""
     encode = stream.sse if sse else stream.ndjson
     postgres = connections["default"].vendor == "postgresql"
+    try:
+        routes = await router()
+    except BaseException:
+        release_slot(user_id)
+        raise
+    listener = routes.add(user_id)
     try:
         # Listening before the first read: a change committed after it is then heard.
         state, first = await _db(stream.open_stream)(user_id=listener.user_id, since=since)
@@ -339,6 +384,7 @@ async def _events(
                 yield encode(stream.HEARTBEAT)
     finally:
         routes.remove(listener)
+        release_slot(user_id)
 
 
 def _to_read(

@@ -245,3 +245,17 @@ def test_past_the_cap_a_stream_is_a_429_with_retry_after_and_a_closed_one_frees_
                 if again.status == 200:
                     break
         assert again.status == 200
+
+
+def test_a_wsgi_server_streams_too_one_thread_a_stream(alice, bob):
+    """The embedded default serves WSGI (runserver): each stream holds a thread there."""
+    with asgi_server({"STREAM_HEARTBEAT_SECONDS": "1"}, serving="wsgi") as port:
+        alice_key, bob_key = key_of(alice), key_of(bob)
+        with open_stream(port, bob_key) as stream:
+            assert stream.status == 200
+            game = start_a_game(port, alice_key, bob_key)
+            started = stream.until(lambda e: e["type"] == "started")
+            assert started["game"] == game["id"]
+            assert stream.next(heartbeats=True)["type"] in ("turn", "heartbeat")
+        with open_stream(port, bob_key) as again:  # the first one's slot is free again
+            assert again.status == 200
