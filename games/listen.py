@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import threading
 from collections import deque
 from collections.abc import Iterable
 from types import TracebackType
 
+from django.conf import settings
 from django.db import connections
 
 from games import notify
@@ -55,8 +57,8 @@ _hubs_lock = threading.Lock()
 
 
 async def hub() -> Hub:
-    """This event loop's hub, started on first use; on PostgreSQL, its LISTEN is up (or
-    still being tried, after ``FIRST_LISTEN_SECONDS``) when this returns."""
+    """This event loop's hub, started on first use; on PostgreSQL, the first call waits for
+    the LISTEN to be up (at most ``FIRST_LISTEN_SECONDS``)."""
     loop = asyncio.get_running_loop()
     with _hubs_lock:
         for closed in [each for each in _hubs if each.is_closed()]:
@@ -102,14 +104,15 @@ class Hub:
         return self._listening.is_set()
 
     async def start(self) -> None:
-        if connections["default"].vendor != "postgresql":
+        if not _on_postgresql():
             return
-        if self._listener is None or self._listener.done():
-            params = _connection_params()
-            self._listener = self.loop.create_task(self._listen(params), name="uno-listen")
-        if not self._listening.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._listening.wait(), FIRST_LISTEN_SECONDS)
+        if self._listener is not None and not self._listener.done():
+            return  # listening, or reconnecting: the waits re-read meanwhile (``listening``)
+        params = _connection_params()
+        self._listener = self.loop.create_task(self._listen(params), name="uno-listen")
+        # Only the caller that started it waits for the first LISTEN (a saved re-read).
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._listening.wait(), FIRST_LISTEN_SECONDS)
 
     async def stop(self) -> None:
         """Close the LISTEN connection (tests; a new ``start`` opens it again)."""
@@ -187,6 +190,12 @@ class Hub:
             self._listening.clear()
             await asyncio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+
+
+@functools.cache
+def _on_postgresql() -> bool:
+    # From the settings: ``connections[...]`` would make a connection object for the loop.
+    return "postgresql" in settings.DATABASES["default"]["ENGINE"]
 
 
 def _connection_params() -> dict[str, object]:

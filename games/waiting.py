@@ -22,7 +22,6 @@ goes away ends its wait at once (Django's ASGI handler cancels it), slot and all
 
 from __future__ import annotations
 
-import contextlib
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -188,10 +187,14 @@ async def _until_change(
 
 
 def _changed(suspended: Suspended) -> bool:
-    """Whether the game moved on unheard (or its overdue turn clock was settled now)."""
-    if services.turn_clock_enforce(game_id=suspended.game_id):
-        return True
-    current = Game.objects.filter(pk=suspended.game_id).values_list("version", flat=True)
-    with contextlib.suppress(Game.DoesNotExist):
+    """Whether the game moved on unheard (or its overdue turn clock was settled now). A
+    failure (the database gone) says yes: the request goes on through Django's handling,
+    which answers it as any request's error."""
+    try:
+        if services.turn_clock_enforce(game_id=suspended.game_id):
+            return True
+        current = Game.objects.filter(pk=suspended.game_id).values_list("version", flat=True)
         return bool(current.get() != suspended.version)
-    return True
+    except Exception:
+        log.warning("re-reading game %s during a wait failed", suspended.game_id, exc_info=True)
+        return True
