@@ -5,6 +5,7 @@ resumable from the last event id with nothing missed and nothing twice."""
 from __future__ import annotations
 
 import random
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
@@ -259,3 +260,16 @@ def test_a_wsgi_server_streams_too_one_thread_a_stream(alice, bob):
             assert stream.next(heartbeats=True)["type"] in ("turn", "heartbeat")
         with open_stream(port, bob_key) as again:  # the first one's slot is free again
             assert again.status == 200
+
+
+def test_a_stopping_server_ends_its_open_streams_so_a_restart_does_not_wait_on_them(bob):
+    """Without the cancel (arena.workers' graceful-shutdown bound) a worker holding a stream
+    waited gunicorn's whole graceful timeout, longer than live_server waits for it to stop."""
+    bob_key = key_of(bob)
+    with ExitStack() as stack:
+        with asgi_server({"STREAM_HEARTBEAT_SECONDS": "1"}) as port:
+            stream = stack.enter_context(open_stream(port, bob_key))
+            assert stream.next(heartbeats=True)["type"] == "heartbeat"
+        with pytest.raises(AssertionError, match="the stream ended"):
+            for _ in range(100):  # bounded: what was sent before the stop, then the end
+                stream.next(heartbeats=True)
