@@ -306,6 +306,15 @@ LONG_POLL_MAX_PER_PROCESS = env.int("LONG_POLL_MAX_PER_PROCESS", 8, minimum=1)
 # One user's waits at once in one web process (of the thread-held kind, at most half of
 # LONG_POLL_MAX_PER_PROCESS).
 LONG_POLL_MAX_PER_USER = env.int("LONG_POLL_MAX_PER_USER", 32, minimum=1)
+# --- The event stream (GET /api/stream/, games/stream_api.py) -----------------------------------
+# An open stream costs a socket and a little memory, no thread: these are fairness caps, counted
+# in each server process (past one: 429 too_many_streams with Retry-After).
+STREAM_MAX_PER_USER = env.int("STREAM_MAX_PER_USER", 16, minimum=1)
+STREAM_MAX_PER_PROCESS = env.int("STREAM_MAX_PER_PROCESS", 20000, minimum=1)
+# A heartbeat this often on an idle stream (proxies and clients see it is alive).
+STREAM_HEARTBEAT_SECONDS = env.int("STREAM_HEARTBEAT_SECONDS", 15, minimum=1)
+# A resumed stream (Last-Event-ID / since) still catches the end of games over for this long.
+STREAM_RESUME_SECONDS = env.int("STREAM_RESUME_SECONDS", 86400, minimum=60)
 # --- Games ---------------------------------------------------------------------------------
 # Open tables (created, not yet started) one user may have at a time: the lobby's defence
 # against table spam, with its ordering (one table per creator before anyone's second).
@@ -424,6 +433,8 @@ SPECTACULAR_SETTINGS = {
            ("drawn", "color", "challenge", "stack")},
         **{f"{kind.title()}EventKind": [kind] for kind in
            ("joined", "left", "started", "move", "strike", "forfeited", "finished", "aborted")},
+        **{f"Stream{kind.title()}Type": [kind] for kind in
+           ("turn", "ended", "heartbeat")},  # the others are the event kinds' enums
     },
     # A nullable enum is the enum's component, nullable (not a union with a "NullEnum").
     "ENUM_ADD_EXPLICIT_BLANK_NULL_CHOICE": False,

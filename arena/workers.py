@@ -7,8 +7,14 @@ from typing import Any
 
 from uvicorn_worker import UvicornWorker
 
+# On a stop (a deploy, a restart), requests still running after this many seconds are cancelled:
+# an event stream never ends by itself, and its client reconnects with its last event id
+# anyway (without it a worker with an open stream waited gunicorn's graceful timeout, 30 s).
+GRACEFUL_SHUTDOWN_SECONDS = 3
+
 
 class Worker(UvicornWorker):
     CONFIG_KWARGS: dict[str, Any] = {
         "loop": "auto", "http": "auto", "proxy_headers": False, "server_header": False,
+        "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,
     }

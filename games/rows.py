@@ -36,7 +36,7 @@ from django.db import connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
-from games.models import Game, MoveRecord, Seat
+from games.models import Game, GameEvent, MoveRecord, Seat
 
 M = TypeVar("M", bound=models.Model)
 Converter = Callable[[Any, Any, Any], Any]
@@ -505,3 +505,130 @@ def move_commit(
     _saved(record)
     _remember_written(game, previous=expected_version, encoded=encoded)
     return True
+
+
+# --- the stream's reads (games/stream.py) -------------------------------------------------------
+@dataclass(frozen=True)
+class StreamRow:
+    """One public event row with its ``position``: on PostgreSQL, the (64-bit) id of the
+    transaction that wrote it; on SQLite, the row's id (one writer at a time, so ids follow
+    the commits)."""
+
+    id: int
+    game_id: int
+    version: int
+    kind: str
+    seat: int | None
+    data: dict[str, Any]
+    position: int
+
+
+# A row's transaction id is 32 bits (``xmin``); the snapshot's are 64. A row written since the
+# snapshot's wrap-around epoch began, or in the one before, is placed by its distance below the
+# snapshot's ``xmax``; 0-2 are the frozen and special ids: older than anything.
+_XID_SPAN = 2**32
+
+
+@cache
+def _stream_events_sql(vendor: str, kinds: tuple[str, ...], games: int) -> str:
+    event = GameEvent._meta
+    columns = ", ".join(
+        f"e.{_q(event.get_field(name).column)}"
+        for name in ("id", "game", "version", "kind", "seat", "data")
+    )
+    game_id, kind = _q(event.get_field("game").column), _q(event.get_field("kind").column)
+    kind_list = ", ".join(f"'{each}'" for each in kinds)  # our own constants
+    table = _q(event.db_table)
+    if vendor != "postgresql":
+        marks = ", ".join(["%s"] * games)
+        # One writer at a time: every row committed is settled, the next gets a higher id.
+        return (
+            f"SELECT h.lo, {columns}, e.{_q('id')} FROM "
+            f"(SELECT COALESCE(MAX({_q('id')}), 0) + 1 AS lo FROM {table}) h "
+            f"LEFT JOIN {table} e ON e.{game_id} IN ({marks}) AND e.{kind} IN ({kind_list})"
+        )
+    position = (
+        f"CASE WHEN e.xmin::text::bigint < 3 THEN 0 ELSE h.hi - "
+        f"((h.hi %% {_XID_SPAN} - e.xmin::text::bigint + {_XID_SPAN}) %% {_XID_SPAN}) END"
+    )
+    # One statement, so one snapshot. The horizon: the snapshot's xmax, lowered to the oldest
+    # transaction still running when it was taken (its xip), except those of other databases
+    # (they cannot write these rows; a long one must not hold this stream back). Every row
+    # below the horizon that will ever commit is visible in this snapshot already.
+    xmax = "pg_snapshot_xmax(s)::text::bigint"
+    others = (
+        "SELECT a.backend_xid::text::bigint FROM pg_stat_activity a "
+        "WHERE a.datname IS DISTINCT FROM current_database() AND a.backend_xid IS NOT NULL"
+    )
+    oldest = (
+        f"SELECT MIN(x::text::bigint) FROM pg_snapshot_xip(s) x "
+        f"WHERE x::text::bigint %% {_XID_SPAN} NOT IN ({others})"
+    )
+    return (
+        f"SELECT h.lo, {columns}, {position} FROM ("
+        f"SELECT LEAST({xmax}, COALESCE(({oldest}), {xmax})) AS lo, {xmax} AS hi "
+        f"FROM pg_current_snapshot() s) h "
+        f"LEFT JOIN {table} e ON e.{game_id} = ANY(%s) AND e.{kind} IN ({kind_list})"
+    )
+
+
+def stream_events(game_ids: Sequence[int], kinds: Sequence[str]) -> tuple[int, list[StreamRow]]:
+    """The horizon and every ``kinds`` event row of ``game_ids``. A row whose position is
+    below the horizon is settled: no transaction still running can commit a row below it."""
+    vendor = connection.vendor
+    sql = _stream_events_sql(vendor, tuple(kinds), len(game_ids))
+    params: list[Any] = [list(game_ids)] if vendor == "postgresql" else list(game_ids)
+    if not game_ids and vendor != "postgresql":
+        sql = sql.replace(" IN ()", " IN (NULL)")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    horizon = int(found[0][0])
+    rows = [
+        StreamRow(
+            id=row[1], game_id=row[2], version=row[3], kind=row[4], seat=row[5],
+            data=json.loads(row[6]) if isinstance(row[6], str) else row[6],
+            position=int(row[7]),
+        )
+        for row in found
+        if row[1] is not None
+    ]
+    return horizon, rows
+
+
+@cache
+def _stream_seats_sql(vendor: str) -> str:
+    seat, game = Seat._meta, Game._meta
+    game_id, user_id = _q(seat.get_field("game").column), _q(seat.get_field("user").column)
+    status, finished = _q("status"), _q("finished_at")
+    return (
+        f"SELECT s.{game_id}, s.{_q('index')}, g.{status} FROM {_q(seat.db_table)} s "
+        f"JOIN {_q(game.db_table)} g ON g.{_q('id')} = s.{game_id} "
+        f"WHERE s.{user_id} = %s AND (g.{status} IN ('open', 'running') "
+        f"OR g.{finished} >= %s) ORDER BY s.{game_id}"
+    )
+
+
+def stream_seats(user_id: object, *, ended_since: Any) -> list[tuple[int, int, str]]:
+    """(game id, seat, status) of the user's seats at tables not over, or over since
+    ``ended_since`` (a datetime)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_stream_seats_sql(connection.vendor), [user_id, ended_since])
+        return [(int(g), int(s), str(st)) for g, s, st in cursor.fetchall()]
+
+
+def game_seat_users(game_id: int) -> tuple[str, dict[int, int]]:
+    """The game's status and its seated users: user id -> seat."""
+    seat = Seat._meta
+    game_id_col, user_id = _q(seat.get_field("game").column), _q(seat.get_field("user").column)
+    sql = (
+        f"SELECT g.{_q('status')}, s.{user_id}, s.{_q('index')} FROM {_q(Game._meta.db_table)} g "
+        f"LEFT JOIN {_q(seat.db_table)} s ON s.{game_id_col} = g.{_q('id')} "
+        f"AND s.{user_id} IS NOT NULL WHERE g.{_q('id')} = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [game_id])
+        found = cursor.fetchall()
+    if not found:
+        return "", {}
+    return str(found[0][0]), {int(u): int(i) for _s, u, i in found if u is not None}

@@ -43,12 +43,13 @@ def live_server(
     workers: int = 1,
     threads: int = 4,
     serving: str = "asgi",
+    port: int | None = None,
 ) -> Iterator[int]:
     """gunicorn on a free port, serving as compose does (``serving="asgi"``: uvicorn workers
     running ``arena.asgi``, ``threads`` of them for the request/response endpoints) or with
     gthread workers (``"wsgi"``); ``env`` adds variables (None removes one). Without a broker
-    in ``env`` tasks run in-process. Yields the port."""
-    port = free_port()
+    in ``env`` tasks run in-process. Yields the port (``port``, or a free one)."""
+    port = port or free_port()
     full = {**os.environ, "DATABASE_URL": database_url(), "DEBUG": "false",
             "LOG_LEVEL": "WARNING"}
     full.pop("CELERY_BROKER_URL", None)

@@ -1,0 +1,309 @@
+"""One stream per player: what ``GET /api/stream/`` carries, read from which rows, in what order.
+
+For the authenticated user, every game they sit in (as a user: seats of their bots are the
+server's to play). The events:
+
+* ``started``: a game they sit in was dealt (its ``started`` event row: the players);
+* ``turn``: their seat is awaited; carries exactly the REST view's body (``view/``: the same
+  ``selectors.game_view``), so nothing reaches the stream that the seat's view does not carry;
+* ``strike`` and ``forfeited``: a seat's turn clock ran out (the public event rows);
+* ``ended``: the game is over (its ``finished``/``aborted`` row: reason, winner, scores).
+
+Resuming. The rows (all but ``turn``) are delivered in the order of their *position*, and each
+carries ``id`` = its position and row id, ``"<position>-<row id>"``: the stream's cursor. A
+client that reconnects with the last id it got (``Last-Event-ID`` or ``since``) gets every row
+after it, and nothing twice. On SQLite the position is the row id (one writer at a time, so ids
+follow the commits). On PostgreSQL ids do not follow the commits (a transaction can take id 100,
+another id 101 and commit first: a cursor at 101 would skip 100 for good), so the position is
+the id of the transaction that wrote the row, and a row is only delivered once *settled*: below
+the read's snapshot ``xmin``, when every transaction that could still commit a lower position
+has ended (``rows.stream_events``). A row waits for that at most as long as the oldest write
+transaction then running, usually a few milliseconds; the stream looks again shortly.
+
+``turn`` is state, not a row: the view of the game as it is. It is sent whenever the game's
+version passed the last turn sent for it and the seat is awaited, also right after every
+(re)connect, and never before a game's unsettled rows (so ``started`` comes before the first
+turn, ``ended`` ends it). Its ``id`` is the cursor as it stands (it moves nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from rest_framework.utils.encoders import JSONEncoder
+
+from games import clock, rows, selectors, services
+from games.models import EventKind, GameStatus
+
+# The event rows the stream carries (joins and leaves are the lobby's business).
+ROW_KINDS = (
+    EventKind.STARTED,
+    EventKind.STRIKE,
+    EventKind.FORFEITED,
+    EventKind.FINISHED,
+    EventKind.ABORTED,
+)
+EVENT_TYPES = ("started", "turn", "strike", "forfeited", "ended", "heartbeat")
+_TYPE_OF_KIND = {
+    EventKind.STARTED: "started",
+    EventKind.STRIKE: "strike",
+    EventKind.FORFEITED: "forfeited",
+    EventKind.FINISHED: "ended",
+    EventKind.ABORTED: "ended",
+}
+_CURSOR = re.compile(r"([0-9]{1,19})-([0-9]{1,19})")
+NDJSON = "application/x-ndjson"
+SSE = "text/event-stream"
+
+
+@dataclass(frozen=True, order=True)
+class Cursor:
+    """Every row at or before ``(position, row)`` has been delivered, none after it."""
+
+    position: int
+    row: int
+
+    def __str__(self) -> str:
+        return f"{self.position}-{self.row}"
+
+    @classmethod
+    def parse(cls, text: str) -> Cursor | None:
+        """The cursor an event id names; None if ``text`` is not one."""
+        match = _CURSOR.fullmatch(text.strip())
+        if match is None:
+            return None
+        return cls(int(match[1]), int(match[2]))
+
+
+@dataclass
+class Followed:
+    """A game the stream follows: the user's seat, the version of the last turn sent and of
+    the last change heard of."""
+
+    seat: int
+    turn_version: int = -1
+    heard_version: int = -1
+    heard_status: str = ""
+    new: bool = True  # none of its rows delivered yet (they all are due, cursor or not)
+    deadline: datetime | None = None  # the turn clock's, when last read
+
+
+@dataclass
+class StreamState:
+    """One open stream's state; the stream calls the functions below one at a time."""
+
+    user_id: int
+    cursor: Cursor
+    games: dict[int, Followed] = field(default_factory=dict)
+    held: set[int] = field(default_factory=set)  # games with unsettled rows: look again soon
+
+    def follow(self, game_id: int, seat: int) -> None:
+        if game_id not in self.games:
+            self.games[game_id] = Followed(seat)
+
+
+def resume_window() -> timedelta:
+    return timedelta(seconds=settings.STREAM_RESUME_SECONDS)
+
+
+def open_stream(*, user_id: int, since: Cursor | None) -> tuple[StreamState, list[dict[str, Any]]]:
+    """A new stream's state and its first events. Without ``since``: the games running now
+    (``started``, then ``turn`` where the seat is awaited), and from then on what happens.
+    With ``since`` (a cursor this stream handed out): every row after it, in the games the
+    user sat in then (over ones too, within ``STREAM_RESUME_SECONDS``), and the turns due."""
+    ended_since = clock.now() - resume_window() if since is not None else clock.now()
+    seats = rows.stream_seats(user_id, ended_since=ended_since)
+    state = StreamState(user_id=user_id, cursor=since or Cursor(0, 0))
+    for game_id, seat, _status in seats:
+        state.follow(game_id, seat)
+        state.games[game_id].new = False  # rows before the cursor are the client's already
+    if since is None:
+        return state, _snapshot(state, seats)
+    return state, read(state)
+
+
+def _snapshot(state: StreamState, seats: list[tuple[int, int, str]]) -> list[dict[str, Any]]:
+    """A fresh stream: the running games' ``started`` rows, the cursor at the horizon (every
+    settled row is behind it: a fresh client wants what happens from now on), then any turn
+    due. Rows not yet settled come the usual way."""
+    horizon, found = rows.stream_events(list(state.games), ROW_KINDS)
+    state.cursor = Cursor(horizon, 0)
+    running = {game_id for game_id, _seat, status in seats if status == GameStatus.RUNNING}
+    events = [
+        _row_event(row, state.cursor)
+        for row in sorted(found, key=_order)
+        if row.kind == EventKind.STARTED and row.game_id in running and row.position < horizon
+    ]
+    state.held = {row.game_id for row in found if row.position >= horizon}
+    return events + _turns(state, set(state.games) - state.held)
+
+
+NO_READ, TURN_ONLY, ROWS_TOO = 0, 1, 2
+
+
+def needs_read(state: StreamState, game_id: int, version: int | None,
+               awaiting: int | None, status: str) -> int:
+    """What a notified change of a followed game needs read. A plain move (the version one
+    past the last heard of, the game running before and after) writes no row the stream
+    carries: to another seat, nothing; to this one, only its turn. Anything else may have
+    written rows: the start, the end, a strike or a forfeit (each its own version, so the
+    versions jump), or changes not heard of."""
+    followed = state.games.get(game_id)
+    if followed is None or version is None or followed.new or game_id in state.held:
+        return ROWS_TOO
+    previous, followed.heard_version = followed.heard_version, max(version, followed.heard_version)
+    was, followed.heard_status = followed.heard_status, status
+    if status != GameStatus.RUNNING or was != GameStatus.RUNNING or version != previous + 1:
+        return ROWS_TOO
+    if awaiting == followed.seat and version > followed.turn_version:
+        return TURN_ONLY
+    return NO_READ
+
+
+def read_turns(state: StreamState, changed: set[int]) -> list[dict[str, Any]]:
+    """The turns due in ``changed`` games, when no rows can have been written (``TURN_ONLY``:
+    one query per game, the rows' none)."""
+    return _turns(state, changed - state.held)
+
+
+def read(state: StreamState, changed: set[int] | None = None) -> list[dict[str, Any]]:
+    """Every settled row after the cursor in the followed games (all rows of a game newly
+    followed), in order; then the turns due in the ``changed`` games (None: all), those with
+    rows now, and those held before. Games that ended leave the stream."""
+    if not state.games:
+        state.held = set()
+        return []
+    horizon, found = rows.stream_events(list(state.games), ROW_KINDS)
+    events: list[dict[str, Any]] = []
+    unsettled: set[int] = set()
+    ended: set[int] = set()
+    touched: set[int] = set()
+    for row in sorted(found, key=_order):
+        if row.position >= horizon:
+            unsettled.add(row.game_id)
+            continue
+        here = Cursor(row.position, row.id)
+        if here > state.cursor:
+            state.cursor = here
+        elif not state.games[row.game_id].new:
+            continue  # delivered before
+        events.append(_row_event(row, max(here, state.cursor)))
+        touched.add(row.game_id)
+        if row.kind in (EventKind.FINISHED, EventKind.ABORTED):
+            ended.add(row.game_id)
+    for followed in state.games.values():
+        followed.new = False
+    due = set(state.games) if changed is None else (changed | touched | state.held)
+    state.held = unsettled
+    events += _turns(state, due - unsettled - ended)
+    for game_id in ended - unsettled:
+        del state.games[game_id]
+    return events
+
+
+def next_deadline(state: StreamState) -> datetime | None:
+    """The earliest turn clock of the followed games, as last read."""
+    return min((f.deadline for f in state.games.values() if f.deadline is not None), default=None)
+
+
+def settle_clocks(state: StreamState) -> list[dict[str, Any]]:
+    """Play the clock's move in every followed game whose turn ran out (what a long poll does
+    at a deadline: with no worker, as in the embedded default, a table would otherwise wait
+    for a read that may never come), then read them."""
+    now = clock.now()
+    overdue = {g for g, f in state.games.items() if f.deadline is not None and f.deadline <= now}
+    for game_id in overdue:
+        services.turn_clock_enforce(game_id=game_id)
+        state.games[game_id].deadline = None  # read again below
+    return read(state, overdue)
+
+
+def _order(row: rows.StreamRow) -> tuple[int, int]:
+    return row.position, row.id
+
+
+def _row_event(row: rows.StreamRow, cursor: Cursor) -> dict[str, Any]:
+    """A row as the stream tells it: the public event's own fields, nothing else."""
+    kind = _TYPE_OF_KIND[EventKind(row.kind)]
+    event: dict[str, Any] = {
+        "id": str(cursor), "type": kind, "game": row.game_id, "version": row.version,
+    }
+    data = row.data
+    if kind == "started":
+        event["players"] = data.get("players", [])
+    elif kind in ("strike", "forfeited"):
+        event["seat"] = row.seat
+        if kind == "strike":
+            event["strikes"] = data.get("strikes")
+            event["max_strikes"] = data.get("max_strikes")
+            if "reason" in data:
+                event["reason"] = data["reason"]
+    else:
+        event["status"] = (
+            GameStatus.FINISHED if row.kind == EventKind.FINISHED else GameStatus.ABORTED
+        )
+        event["reason"] = data.get("reason", "")
+        event["winner"] = data.get("winner")
+        event["scores"] = data.get("scores", [])
+    return event
+
+
+def _turns(state: StreamState, games: set[int]) -> list[dict[str, Any]]:
+    """A ``turn`` for each of ``games`` awaiting the user's seat at a version past the last
+    turn sent for it. The game is read with the seat (one query each)."""
+    events = []
+    for game_id in sorted(games):
+        followed = state.games.get(game_id)
+        if followed is None:
+            continue
+        # The version last heard of: this process may hold that row already (its own move).
+        known = followed.heard_version if followed.heard_version >= 0 else None
+        seat = rows.seat_with_game(game_id, state.user_id, version=known)
+        if seat is None:  # not seated there any more (left before the start)
+            del state.games[game_id]
+            continue
+        game = seat.game
+        if game.version >= followed.heard_version:
+            followed.heard_version, followed.heard_status = game.version, game.status
+        followed.deadline = game.turn_deadline if game.status == GameStatus.RUNNING else None
+        if game.status != GameStatus.RUNNING or game.awaiting != seat.index:
+            continue
+        if game.version <= followed.turn_version:
+            continue
+        followed.turn_version = game.version
+        body = {
+            "game": game.pk, "version": game.version, "seat": seat.index,
+            "status": game.status, "turn_deadline": game.turn_deadline,
+            "view": selectors.game_view(game=game, seat=seat.index),
+        }
+        events.append({"id": str(state.cursor), "type": "turn", **body})
+    return events
+
+
+# --- the wire --------------------------------------------------------------------------------
+def to_json(event: dict[str, Any]) -> str:
+    return json.dumps(event, cls=JSONEncoder, separators=(",", ":"))
+
+
+def ndjson(event: dict[str, Any]) -> bytes:
+    """One event as a line of JSON (a heartbeat too: ``{"type":"heartbeat"}``)."""
+    return (to_json(event) + "\n").encode()
+
+
+def sse(event: dict[str, Any]) -> bytes:
+    """One event as a Server-Sent Event: ``id`` (an ``EventSource`` resends it as
+    ``Last-Event-ID``), ``event`` (the type) and ``data`` (the same JSON as NDJSON). A
+    heartbeat is a comment, which ``EventSource`` ignores."""
+    if event.get("type") == "heartbeat":
+        return b": heartbeat\n\n"
+    lines = [f"id: {event['id']}"] if "id" in event else []
+    lines += [f"event: {event['type']}", f"data: {to_json(event)}"]
+    return ("\n".join(lines) + "\n\n").encode()
+
+
+HEARTBEAT = {"type": "heartbeat"}

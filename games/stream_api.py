@@ -1,0 +1,477 @@
+"""``GET /api/stream/``: one long response per player carrying every event of every game they
+sit in (``games.stream`` says which, and how a reconnect resumes), NDJSON or Server-Sent
+Events. An asynchronous view: an open stream costs a socket and a little memory, no thread.
+
+Each event loop (one per server process under ASGI) has one ``Router``: ONE subscription to
+every game's changes on the loop's ``games.listen`` hub, fanned out to the open streams of the
+users seated at the changed game (seats read once per game, then cached), so a move wakes its
+game's players' streams and nobody else's. A woken stream reads what it needs (the game's
+rows, the seat's view) on the waiting requests' threads (``games.waiting.in_thread``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections import Counter, OrderedDict, deque
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from django.conf import settings
+from django.core.handlers.asgi import ASGIRequest
+from django.db import connections
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions
+from rest_framework.request import Request
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+
+from core.api_errors import RETRY_AFTER, error_body, error_json, error_responses
+from games import clock, listen, rows, stream, waiting
+from games.models import GameStatus
+from games.notify import Change
+from games.schema_stream import STREAM_EXAMPLES, StreamEventSchema
+
+log = logging.getLogger(__name__)
+
+RETRY_AFTER_SECONDS = 2
+# Rows not yet settled (see games.stream): looked at again this soon, then less often.
+HELD_FIRST_SECONDS = 0.01
+HELD_MAX_SECONDS = 1.0
+# Without the LISTEN connection (PostgreSQL, reconnecting) other processes' changes are not
+# heard: every stream reads its games this often meanwhile.
+UNHEARD_RECHECK_SECONDS = 1.0
+# A stream's queue of changes; past it, one full read instead.
+STREAM_QUEUE = 1000
+# Seats of this many games are kept per process.
+SEATS_CACHED = 20_000
+# A followed game's turn clock is settled this long after its deadline, unless a worker (or
+# anyone's read) did it first.
+CLOCK_GRACE_SECONDS = 0.2
+# SSE: how long an EventSource waits before reconnecting, in milliseconds.
+SSE_RETRY_MS = 2000
+
+
+class TooManyStreams(exceptions.Throttled):
+    default_code = "too_many_streams"
+    default_detail = (
+        "Too many streams are open at once (yours, or this server's); close one, or ask again "
+        "after Retry-After seconds."
+    )
+
+    def __init__(self) -> None:
+        super().__init__(wait=RETRY_AFTER_SECONDS, detail=self.default_detail)
+
+
+class BadCursor(exceptions.ValidationError):
+    pass
+
+
+def _db(function: Any) -> Any:
+    """``function`` run on one of the waiting requests' threads (``games.waiting``: their
+    database connections persist, and are checked before reuse)."""
+
+    async def run(*args: Any, **kwargs: Any) -> Any:
+        return await waiting.in_thread(function, *args, **kwargs)
+
+    return run
+
+
+class Listener:
+    """One open stream's inbox: the changes of its user's games, as the router hands them."""
+
+    def __init__(self, user_id: int) -> None:
+        self.user_id = user_id
+        self.items: deque[tuple[int, int, Change]] = deque()
+        self.everything = False  # overflowed or resynced: read every game
+        self.arrived = asyncio.Event()
+
+    def push(self, game_id: int, seat: int, change: Change) -> None:
+        if len(self.items) >= STREAM_QUEUE:
+            self.items.clear()
+            self.everything = True
+        else:
+            self.items.append((game_id, seat, change))
+        self.arrived.set()
+
+    def resync(self) -> None:
+        self.everything = True
+        self.arrived.set()
+
+    async def next(self, timeout: float) -> bool:
+        """True when something arrived (take it with ``take``), False at the timeout."""
+        if not self.items and not self.everything:
+            self.arrived.clear()
+            try:
+                await asyncio.wait_for(self.arrived.wait(), max(0.0, timeout))
+            except TimeoutError:
+                return False
+        return True
+
+    def take(self) -> tuple[list[tuple[int, int, Change]], bool]:
+        items, everything = list(self.items), self.everything
+        self.items.clear()
+        self.everything = False
+        return items, everything
+
+
+class Router:
+    """This loop's fan-out from game changes to open streams, and the caps on them."""
+
+    def __init__(self, hub: listen.Hub) -> None:
+        self.hub = hub
+        self.by_user: dict[int, set[Listener]] = {}
+        # game id -> (status when read, seated users: user id -> seat)
+        self.seats: OrderedDict[int, tuple[str, dict[int, int]]] = OrderedDict()
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._run(), name="uno-stream")
+
+    def add(self, user_id: int) -> Listener:
+        """A listener for one of the user's streams (its slot taken by ``take_slot``)."""
+        listener = Listener(user_id)
+        self.by_user.setdefault(user_id, set()).add(listener)
+        return listener
+
+    def remove(self, listener: Listener) -> None:
+        mine = self.by_user.get(listener.user_id)
+        if mine is not None and listener in mine:
+            mine.discard(listener)
+            if not mine:
+                del self.by_user[listener.user_id]
+
+    async def _run(self) -> None:
+        async with self.hub.subscribe(None) as changes:
+            while True:
+                item = await changes.next(3600)
+                if item is None:
+                    continue
+                try:
+                    await self._route(*item)
+                except Exception:  # a failed read: the streams re-read everything instead
+                    log.warning("stream routing failed; streams re-read", exc_info=True)
+                    self._resync_all()
+
+    async def _route(self, game_id: int, change: Change) -> None:
+        if game_id == listen.RESYNC:
+            self._resync_all()
+            return
+        if not self.by_user:
+            self.seats.pop(game_id, None)  # nobody to tell; seats may change unseen
+            return
+        for user_id, seat in (await self._seated(game_id, change)).items():
+            for listener in self.by_user.get(user_id, ()):
+                listener.push(game_id, seat, change)
+        if change.status in (GameStatus.FINISHED, GameStatus.ABORTED):
+            self.seats.pop(game_id, None)
+
+    async def _seated(self, game_id: int, change: Change) -> dict[int, int]:
+        """Users seated at the game: cached once it runs (seats only change while it is
+        open, and every change of a game is heard here)."""
+        cached = self.seats.get(game_id)
+        if cached is not None and cached[0] != GameStatus.OPEN and change.status != GameStatus.OPEN:
+            self.seats.move_to_end(game_id)
+            return cached[1]
+        status, seated = await _db(rows.game_seat_users)(game_id)
+        self.seats[game_id] = (status, seated)
+        while len(self.seats) > SEATS_CACHED:
+            self.seats.popitem(last=False)
+        return seated
+
+    def _resync_all(self) -> None:
+        self.seats.clear()
+        for listeners in self.by_user.values():
+            for listener in listeners:
+                listener.resync()
+
+
+_routers: dict[asyncio.AbstractEventLoop, Router] = {}
+
+
+async def router() -> Router:
+    """This loop's router, started on first use."""
+    hub = await listen.hub()
+    loop = asyncio.get_running_loop()
+    for closed in [each for each in _routers if each.is_closed()]:
+        del _routers[closed]
+    found = _routers.get(loop)
+    if found is None or found.hub is not hub:
+        found = _routers[loop] = Router(hub)
+    found.start()
+    return found
+
+
+# The caps count every stream of the process, whichever loop serves it (one under ASGI; one
+# per stream under a WSGI server, the embedded default's runserver).
+_slots_lock = threading.Lock()
+_open_by_user: Counter[int] = Counter()
+
+
+def take_slot(user_id: int) -> None:
+    """Count a new stream of the user's, or refuse it (429 ``too_many_streams``)."""
+    with _slots_lock:
+        total = sum(_open_by_user.values())
+        if total >= settings.STREAM_MAX_PER_PROCESS or (
+            _open_by_user[user_id] >= settings.STREAM_MAX_PER_USER
+        ):
+            raise TooManyStreams()
+        _open_by_user[user_id] += 1
+
+
+def release_slot(user_id: int) -> None:
+    with _slots_lock:
+        _open_by_user[user_id] -= 1
+        if _open_by_user[user_id] <= 0:
+            del _open_by_user[user_id]
+
+
+def open_streams() -> int:
+    """Streams open in this process."""
+    with _slots_lock:
+        return sum(_open_by_user.values())
+
+
+# --- the view ------------------------------------------------------------------------------
+def _authenticate(request: HttpRequest) -> Any:
+    """The user, as DRF's authentication classes (the API's) find it."""
+    authenticators = [cls() for cls in api_settings.DEFAULT_AUTHENTICATION_CLASSES]
+    drf = Request(request, authenticators=authenticators)
+    user = drf.user
+    if not user or not user.is_authenticated:
+        raise exceptions.NotAuthenticated()
+    return user
+
+
+def _error(exc: exceptions.APIException) -> HttpResponse:
+    body = error_body(exc)
+    response = error_json(exc.status_code, body["code"], body["detail"])
+    if isinstance(exc, exceptions.Throttled):
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    if exc.status_code == 401:
+        response["WWW-Authenticate"] = 'Token realm="api"'
+    return response
+
+
+def _cursor_of(request: HttpRequest) -> stream.Cursor | None:
+    """``since`` or, failing it, ``Last-Event-ID`` (an EventSource resends the last id)."""
+    text = request.GET.get("since") or request.META.get("HTTP_LAST_EVENT_ID", "")
+    unknown = set(request.GET) - {"since"}
+    if unknown:
+        raise exceptions.ValidationError({sorted(unknown)[0]: ["Unknown query parameter."]})
+    if not text:
+        return None
+    cursor = stream.Cursor.parse(text)
+    if cursor is None:
+        raise exceptions.ValidationError(
+            {"since": ["An event id from this stream, like \"5407-81\"."]}
+        )
+    return cursor
+
+
+def _wants_sse(request: HttpRequest) -> bool:
+    accept = request.META.get("HTTP_ACCEPT", "")
+    return stream.SSE in accept and stream.NDJSON not in accept
+
+
+async def stream_view(request: HttpRequest) -> HttpResponse:
+    if request.method != "GET":
+        response = error_json(405, "method_not_allowed", f'Method "{request.method}" not allowed.')
+        response["Allow"] = "GET"
+        return response
+    try:
+        since = _cursor_of(request)
+        user = await _db(_authenticate)(request)
+        take_slot(user.pk)
+    except exceptions.APIException as exc:
+        return _error(exc)
+    sse = _wants_sse(request)
+    if isinstance(request, ASGIRequest):
+        body: Any = _events(user.pk, since, sse)
+    else:  # a WSGI server (runserver): a thread per stream, its own loop
+        body = _on_own_loop(user.pk, since, sse)
+    response = StreamingHttpResponse(body, content_type=stream.SSE if sse else stream.NDJSON)
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx passes each event on at once
+    return response
+
+
+def _on_own_loop(user_id: int, since: stream.Cursor | None, sse: bool) -> Iterator[bytes]:
+    """``_events`` for a WSGI server, which iterates a response in its request's thread:
+    driven on an event loop of this thread's own (an asynchronous iterator would be read to
+    its end before anything is sent)."""
+    loop = asyncio.new_event_loop()
+    events = _events(user_id, since, sse)
+    try:
+        while True:
+            yield loop.run_until_complete(events.__anext__())
+    finally:
+        loop.run_until_complete(events.aclose())
+        pending = asyncio.all_tasks(loop)  # this loop's router and hub go with it
+        for task in pending:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
+
+
+async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> AsyncIterator[bytes]:
+    """The stream's bytes until the client goes (the server cancels this then). The user's
+    slot is taken; it is given back at the end."""
+    encode = stream.sse if sse else stream.ndjson
+    postgres = connections["default"].vendor == "postgresql"
+    try:
+        routes = await router()
+    except BaseException:
+        release_slot(user_id)
+        raise
+    listener = routes.add(user_id)
+    try:
+        # Listening before the first read: a change committed after it is then heard.
+        state, first = await _db(stream.open_stream)(user_id=listener.user_id, since=since)
+        if sse:
+            yield f"retry: {SSE_RETRY_MS}\n\n".encode()
+        yield b"".join(encode(event) for event in first) or encode(stream.HEARTBEAT)
+        held_delay = HELD_FIRST_SECONDS
+        quiet = 0.0
+        heartbeat = float(settings.STREAM_HEARTBEAT_SECONDS)
+        while True:
+            timeout = heartbeat - quiet
+            unheard = postgres and not routes.hub.listening
+            if state.held:
+                timeout = min(timeout, held_delay)
+            if unheard:
+                timeout = min(timeout, UNHEARD_RECHECK_SECONDS)
+            deadline = stream.next_deadline(state)
+            if deadline is not None:
+                until_clock = (deadline - clock.now()).total_seconds() + CLOCK_GRACE_SECONDS
+                timeout = min(timeout, max(until_clock, 0.0))
+            started = asyncio.get_running_loop().time()
+            arrived = await listener.next(timeout)
+            quiet += asyncio.get_running_loop().time() - started
+            changed: set[int] | None = set()
+            rows_too = False
+            if not arrived and deadline is not None and deadline <= clock.now():
+                events = await _db(stream.settle_clocks)(state)
+                if events:
+                    quiet = 0.0
+                    yield b"".join(encode(event) for event in events)
+                continue
+            if arrived:
+                items, everything = listener.take()
+                if everything:
+                    changed, rows_too = None, True
+                else:
+                    changed, rows_too = _to_read(state, items)
+            elif unheard:
+                changed, rows_too = None, True
+            if changed is None or rows_too or state.held:
+                events = await _db(stream.read)(state, changed)
+                held_delay = min(held_delay * 2, HELD_MAX_SECONDS) if state.held else (
+                    HELD_FIRST_SECONDS
+                )
+            elif changed:
+                events = await _db(stream.read_turns)(state, changed)
+            else:
+                events = []
+            if events:
+                quiet = 0.0
+                yield b"".join(encode(event) for event in events)
+            if quiet >= heartbeat:
+                quiet = 0.0
+                yield encode(stream.HEARTBEAT)
+    finally:
+        routes.remove(listener)
+        release_slot(user_id)
+
+
+def _to_read(
+    state: stream.StreamState, items: list[tuple[int, int, Change]]
+) -> tuple[set[int], bool]:
+    """The games to read after these changes, and whether their rows too (or turns only)."""
+    changed, rows_too = set(), False
+    for game_id, seat, change in items:
+        state.follow(game_id, seat)
+        need = stream.needs_read(state, game_id, change.version, change.awaiting, change.status)
+        if need != stream.NO_READ:
+            changed.add(game_id)
+            rows_too = rows_too or need == stream.ROWS_TOO
+    return changed, rows_too
+
+
+# --- the schema ------------------------------------------------------------------------------
+STREAM_DESCRIPTION = """\
+One long response carrying every event of every game you sit in, so one connection can play
+many games at once: `started` (a game was dealt), `turn` (your seat is awaited: the same body
+as `GET /api/games/{id}/view/`, so send the move with its `version`), `strike` and `forfeited`
+(a turn clock ran out), `ended` (the result), and a `heartbeat` every so often on a quiet
+stream.
+
+NDJSON (one JSON object per line) by default; Server-Sent Events with
+`Accept: text/event-stream` (the same JSON in `data`, the type in `event`, heartbeats as
+comments).
+
+Every event has an `id`. Reconnect with the last one you got (`?since=<id>`, or the
+`Last-Event-ID` header an EventSource sends by itself) and you get every `started`, `strike`,
+`forfeited` and `ended` after it, none twice, and a `turn` for each game awaiting you. A
+`turn` is the game as it is: after a reconnect, or when the game moved on meanwhile, you get
+the current one (check its `version`). Without `since`, the stream starts with your running
+games (`started`) and the turns awaiting you.
+
+Streams are capped per user and per server process: past a cap, a 429 `too_many_streams` with
+`Retry-After`."""
+
+
+class StreamApi(APIView):
+    """Describes ``stream_view`` in the schema (drf-spectacular reads DRF views only); never
+    routed itself."""
+
+    @extend_schema(
+        operation_id="stream",
+        tags=["play"],
+        summary="Your event stream (every game you sit in)",
+        description=STREAM_DESCRIPTION,
+        parameters=[
+            OpenApiParameter(
+                "since", str, required=False,
+                description="Resume after this event id (the `id` of the last event you got); "
+                "`Last-Event-ID` does the same.",
+                examples=[OpenApiExample("After event 5407-81", value="5407-81")],
+            ),
+            OpenApiParameter(
+                "Last-Event-ID", str, OpenApiParameter.HEADER, required=False,
+                description="What an EventSource sends on reconnecting: resume after it.",
+            ),
+            OpenApiParameter(
+                "Accept", str, OpenApiParameter.HEADER, required=False,
+                enum=[stream.NDJSON, stream.SSE],
+                description="`text/event-stream` for Server-Sent Events; NDJSON otherwise.",
+            ),
+            RETRY_AFTER,
+        ],
+        responses={
+            (200, stream.NDJSON): OpenApiResponse(
+                StreamEventSchema,
+                "One JSON event per line, for as long as you keep the connection.",
+                examples=STREAM_EXAMPLES,
+            ),
+            (200, stream.SSE): OpenApiResponse(
+                StreamEventSchema,
+                "The same events as Server-Sent Events: `id`, `event` (the type) and `data` "
+                "(the JSON); heartbeats are comments.",
+            ),
+            **error_responses(400, 401, 429, raises=[
+                BadCursor({"since": ["An event id from this stream, like \"5407-81\"."]}),
+                TooManyStreams(),
+            ]),
+        },
+    )
+    def get(self, request: Request) -> HttpResponse:  # pragma: no cover - never routed
+        raise NotImplementedError
+
+
+stream_view.cls = StreamApi  # type: ignore[attr-defined]
+stream_view.initkwargs = {}  # type: ignore[attr-defined]
+stream_view.csrf_exempt = True  # type: ignore[attr-defined]
