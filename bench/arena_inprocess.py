@@ -1,7 +1,8 @@
 """In-process bots for bench/arena.py: bot calls answered by ``bots.strategies`` directly.
 
-``install({url: strategy})`` makes every ``BotTransport.post_sync`` to one of those URLs call
-the strategy in this process (no HTTP, no signing, no JSON), and leaves other URLs alone. The
+``install({url: strategy})`` makes every bot call to one of those URLs (``BotTransport.post``,
+the coroutine every path goes through, and ``post_sync``) call the strategy in this process
+(no HTTP, no signing, no JSON), and leaves other URLs alone. The
 runner above it is untouched: the arena still builds each turn's payload, applies the move
 through ``games.services.move_play`` and writes the call log, so what is measured is the
 arena's own cost per game.
@@ -50,8 +51,17 @@ def install(bots: Mapping[str, str], seed: int = 0) -> None:
             return over_http(self, url, payload, secrets=secrets, timeout=timeout)
         return answer(strategy, payload, rng)
 
+    async def post(self: BotTransport, url: str, payload: Mapping[str, Any], *,
+                   secrets: Sequence[str], timeout: float) -> CallResult:
+        strategy = _installed.get(url)
+        if strategy is None:
+            return await over_http_async(self, url, payload, secrets=secrets, timeout=timeout)
+        return answer(strategy, payload, rng)
+
+    over_http_async = BotTransport.post
     post_sync._in_process = True  # type: ignore[attr-defined]
     BotTransport.post_sync = post_sync  # type: ignore[method-assign]
+    BotTransport.post = post  # type: ignore[method-assign]
 
 
 if os.environ.get("BENCH_INPROCESS_BOTS"):
