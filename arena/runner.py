@@ -6,10 +6,12 @@
    that finished is recorded; one still running is aborted and dealt again from the same
    seed, so the tournament stays exactly replayable.
 2. Plays the games not yet recorded, TOURNAMENT_MATCH_CONCURRENCY at a time (bot calls are
-   I/O; SQLite, which takes one writer at a time, gets one). Each game: created with its
-   bots seated and its planned seed, started, played by ``bots.runner.play_game`` in this
-   thread (the bots' dispatcher leaves a driven game alone), recorded by
-   ``services.game_record`` in one transaction.
+   I/O; SQLite, which takes one writer at a time, gets one). Games are begun together (created
+   with their bots seated and their planned seeds, and started: ``services.games_begin``, one
+   transaction), played by ``bots.runner.play_game`` in player threads (the bots' dispatcher
+   leaves a driven game alone), and the games that ended while the runner waited are
+   recorded together (``services.games_record``, one transaction), so the fixed cost of a
+   game's two transactions is shared by the games in flight.
 3. A heartbeat thread renews the claim every TOURNAMENT_HEARTBEAT_SECONDS. When it cannot (the
    match was taken over, or ended) or the tournament is cancelled, no further game starts.
 4. Ends the match (done, or cancelled) if the claim is still ours.
@@ -22,9 +24,10 @@ its games end, and the match goes on.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, suppress
 from typing import Any
 
@@ -77,19 +80,57 @@ class MatchRun:
                                 name=f"match-{self.match.pk}-heartbeat")
         beat.start()
         try:
-            workers = min(concurrency(), max(1, len(todo)))
-            if workers == 1:
-                for item in todo:
-                    self._play(item, own_connection=False)
-            else:
-                with ThreadPoolExecutor(workers, thread_name_prefix="match") as pool:
-                    for future in [pool.submit(self._play, item) for item in todo]:
-                        future.result()
+            self._play_all(todo)
         finally:
             self._done.set()
             beat.join()
         services.match_end(match_id=self.match.pk, token=self.token,
                            cancelled=self._cancelled())
+
+    def _play_all(self, todo: list[dict[str, Any]]) -> None:
+        """Keep ``concurrency()`` games in flight: whenever games end, record them together
+        (one transaction) and begin as many new ones together (another)."""
+        width = min(concurrency(), max(1, len(todo)))
+        waiting = deque(todo)
+        failures: list[BaseException] = []
+        with _Players(width, self._play_one) as players:
+            while True:
+                if waiting and not self._stop.is_set():
+                    fresh = [waiting.popleft()
+                             for _ in range(min(width - players.busy, len(waiting)))]
+                    if fresh:
+                        self._begin_and_hand(fresh, players)
+                if not players.busy:
+                    break
+                finished = []
+                for number, game_id, error in players.ended():
+                    if error is not None:
+                        failures.append(error)
+                    elif game_id is not None:
+                        finished.append((number, game_id))
+                if finished:
+                    self._record(finished)
+                if not self._stop.is_set() and self._cancelled():
+                    self._stop.set()
+        if failures:
+            raise failures[0]
+
+    def _begin_and_hand(self, items: list[dict[str, Any]], players: _Players) -> None:
+        if self._cancelled():
+            self._stop.set()
+            return
+        games = self._begin(items)
+        if games is None:  # the claim is gone
+            self._stop.set()
+            return
+        for item, game in zip(items, games, strict=True):
+            players.hand(item["number"], game.pk)
+
+    def _record(self, finished: list[tuple[int, int]]) -> None:
+        recorded = services.games_record(match_id=self.match.pk, token=self.token,
+                                         finished=finished)
+        if recorded and self.on_progress is not None:
+            self.on_progress()
 
     def _cancelled(self) -> bool:
         return Tournament.objects.filter(
@@ -114,42 +155,92 @@ class MatchRun:
             connection.close()
 
     # --- one game -------------------------------------------------------------------------
-    def _play(self, item: dict[str, Any], *, own_connection: bool = True) -> None:
-        if own_connection:
-            close_old_connections()
-        try:
-            if self._stop.is_set() or self._cancelled():
-                self._stop.set()
-                return
-            game = self._begin(item)
-            if game is None:
-                self._stop.set()
-                return
-            with bot_runner.budget(self.tournament.turn_timeout_ms):
-                final = bot_runner.play_game(game.pk, transport=self.transport)
-            if not final.is_over:  # cannot happen with bots only; never leave it running
-                with suppress(GameNotRunning):
-                    game_services.game_abort(game_id=game.pk)
-            recorded = services.game_record(match_id=self.match.pk, token=self.token,
-                                            number=item["number"], game_id=game.pk)
-            if recorded and self.on_progress is not None:
-                with self._progress_lock:
-                    self.on_progress()
-        finally:
-            if own_connection:
-                connection.close()
+    def _play_one(self, game_id: int) -> int:
+        """Play a begun game to its end (in a player thread); its id."""
+        with bot_runner.budget(self.tournament.turn_timeout_ms):
+            final = bot_runner.play_game(game_id, transport=self.transport)
+        if not final.is_over:  # cannot happen with bots only; never leave it running
+            with suppress(GameNotRunning):
+                game_services.game_abort(game_id=game_id)
+        return game_id
 
-    def _begin(self, item: dict[str, Any]) -> Game | None:
-        """Create and start the game; this process's bot dispatcher leaves it to us."""
+    def _begin(self, items: list[dict[str, Any]]) -> list[Game] | None:
+        """Create and start the games in one transaction; this process's bot dispatcher
+        leaves them to us. None if the claim is no longer ours."""
         with ExitStack() as stack, transaction.atomic():
-            game = services.game_begin(match_id=self.match.pk, token=self.token, item=item)
-            if game is None:
+            games = services.games_begin(match_id=self.match.pk, token=self.token, items=items)
+            if games is None:
                 return None
-            stack.enter_context(bot_runner.driving(game.pk))
-            game = game_services.game_start(game_id=game.pk, user=self.tournament.owner)
-            disabled = set(Bot.objects.filter(pk__in=item["seats"], enabled=False)
-                           .values_list("pk", flat=True))
-            for seat, bot in enumerate(item["seats"]):
-                if bot in disabled and not game.is_over:
-                    game = game_services.seat_forfeit(game_id=game.pk, seat=seat)
-        return game
+            disabled = set(Bot.objects.filter(
+                pk__in={b for item in items for b in item["seats"]}, enabled=False,
+            ).values_list("pk", flat=True))
+            started = []
+            for item, game in zip(items, games, strict=True):
+                stack.enter_context(bot_runner.driving(game.pk))
+                game = game_services.game_start(game_id=game.pk, user=self.tournament.owner)
+                for seat, bot in enumerate(item["seats"]):
+                    if bot in disabled and not game.is_over:
+                        game = game_services.seat_forfeit(game_id=game.pk, seat=seat)
+                started.append(game)
+        return started
+
+
+class _Players:
+    """``width`` threads, each playing the games handed to it on its own database
+    connection (kept for the match: a connection per game would cost a connect each). With
+    a width of 1 a handed game is played at once in the caller's thread (and connection)."""
+
+    def __init__(self, width: int, play: Callable[[int], int]) -> None:
+        self._play = play
+        self._inline = width == 1
+        self._inbox: queue.SimpleQueue[tuple[int, int] | None] = queue.SimpleQueue()
+        self._outbox: queue.SimpleQueue[tuple[int, int | None, BaseException | None]] = (
+            queue.SimpleQueue())
+        self.busy = 0
+        self._threads = [] if self._inline else [
+            threading.Thread(target=self._serve, daemon=True, name=f"match-player-{i}")
+            for i in range(width)]
+
+    def __enter__(self) -> _Players:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for _ in self._threads:
+            self._inbox.put(None)
+        for thread in self._threads:
+            thread.join()
+
+    def hand(self, number: int, game_id: int) -> None:
+        self.busy += 1
+        if self._inline:
+            self._outbox.put(self._played(number, game_id))
+        else:
+            self._inbox.put((number, game_id))
+
+    def _played(self, number: int, game_id: int) -> tuple[int, int | None, BaseException | None]:
+        try:
+            return number, self._play(game_id), None
+        except Exception as exc:  # the match loop re-raises it once the others are recorded
+            log.exception("game %s failed", game_id)
+            return number, None, exc
+
+    def ended(self) -> list[tuple[int, int | None, BaseException | None]]:
+        """The games that ended since last asked (waits for one at least)."""
+        out = [self._outbox.get()]
+        while True:
+            try:
+                out.append(self._outbox.get_nowait())
+            except queue.Empty:
+                break
+        self.busy -= len(out)
+        return out
+
+    def _serve(self) -> None:
+        close_old_connections()
+        try:
+            while (job := self._inbox.get()) is not None:
+                self._outbox.put(self._played(*job))
+        finally:
+            connection.close()

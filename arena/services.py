@@ -20,7 +20,7 @@ import logging
 import math
 import secrets
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -314,22 +314,34 @@ def game_turn_seconds(turn_timeout_ms: int) -> int:
     return math.ceil(turn_timeout_ms / 1000) * 2 + 1
 
 
-@transaction.atomic
 def game_begin(*, match_id: int, token: str, item: Mapping[str, Any]) -> Game | None:
     """Create the planned game ``item`` (its bots seated, dealt from its seed) and note it as
     live on the match, if the claim is still ours. Not started: see ``arena.runner``."""
+    games = games_begin(match_id=match_id, token=token, items=[item])
+    return games[0] if games else None
+
+
+@transaction.atomic
+def games_begin(*, match_id: int, token: str,
+                items: Sequence[Mapping[str, Any]]) -> list[Game] | None:
+    """``game_begin`` for several planned games at once: one lock of the match, one write of
+    its live games. None, creating nothing, if the claim is no longer ours."""
     match = Match.objects.select_for_update().select_related("tournament").get(pk=match_id)
     if match.claim_token != token or match.status != MatchStatus.RUNNING:
         return None
     tournament = match.tournament
-    game = game_services.game_create_seated(
-        user=tournament.owner, options=tournament.options, seed=item["seed"],
-        bots=item["seats"], turn_seconds=game_turn_seconds(tournament.turn_timeout_ms),
-        max_strikes=tournament.max_strikes,
-    )
-    match.live = {**match.live, str(item["number"]): game.pk}
+    turn_seconds = game_turn_seconds(tournament.turn_timeout_ms)
+    games = [
+        game_services.game_create_seated(
+            user=tournament.owner, options=tournament.options, seed=item["seed"],
+            bots=item["seats"], turn_seconds=turn_seconds, max_strikes=tournament.max_strikes,
+        )
+        for item in items
+    ]
+    match.live = {**match.live, **{str(i["number"]): g.pk for i, g in zip(items, games,
+                                                                           strict=True)}}
     match.save(update_fields=["live"])
-    return game
+    return games
 
 
 def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
@@ -362,9 +374,11 @@ def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
 
 
 # --- recording ---------------------------------------------------------------------------------
-def game_result(game: Game) -> dict[str, Any]:
-    """What the tournament keeps of a finished game (see ``TournamentGame.result``)."""
-    seats = sorted(Seat.objects.filter(game=game), key=lambda s: s.index)
+def game_result(game: Game, *, seats: Sequence[Seat] | None = None) -> dict[str, Any]:
+    """What the tournament keeps of a finished game (see ``TournamentGame.result``);
+    ``seats``: its seats, if read already."""
+    seats = sorted(seats if seats is not None else Seat.objects.filter(game=game),
+                   key=lambda s: s.index)
     points_left = _points_left(game, len(seats))
     forfeited = [s.index for s in seats if s.forfeited]
     result = GameResult(
@@ -397,33 +411,56 @@ def _points_left(game: Game, n: int) -> list[int]:
     return [sum(table[c] for c in hand) for hand in state.hands]
 
 
-@transaction.atomic
 def game_record(*, match_id: int, token: str, number: int, game_id: int) -> bool:
     """Record a finished game of the match in one transaction: its ``TournamentGame``, the
     progress counters and (rated) the Elo update with its history. False, writing nothing,
     if the claim is no longer ours or the game is recorded already."""
+    return bool(games_record(match_id=match_id, token=token, finished=[(number, game_id)]))
+
+
+@transaction.atomic
+def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int]]) -> int:
+    """``game_record`` for several finished games of the match (``(number, game id)`` each)
+    in one transaction: one lock of the match and of the seats' ratings, one insert of the
+    ``TournamentGame`` rows (their ids in the order given: the Elo order) and one update of
+    the counters. Games recorded already are skipped; nothing is written if the claim is no
+    longer ours. Returns how many games it recorded."""
     match = Match.objects.select_for_update().select_related("tournament").get(pk=match_id)
     if match.claim_token != token:
-        return False
-    if TournamentGame.objects.filter(match=match, number=number).exists():
-        return False
-    item = next(i for i in match.plan if i["number"] == number)
-    game = Game.objects.get(pk=game_id)
-    result = game_result(game)
+        return 0
+    done = set(TournamentGame.objects.filter(
+        match=match, number__in=[n for n, _ in finished]).values_list("number", flat=True))
+    todo = []
+    for number, game_id in finished:
+        if number not in done:
+            done.add(number)
+            todo.append((number, game_id))
+    if not todo:
+        return 0
+    plan = {i["number"]: i for i in match.plan}
+    games = Game.objects.in_bulk([g for _, g in todo])
+    seats: dict[int, list[Seat]] = {}
+    for seat in Seat.objects.filter(game_id__in=games).order_by("game_id", "index"):
+        seats.setdefault(seat.game_id, []).append(seat)
     tournament = match.tournament
-    ratings = _ratings_locked(tournament, item["seats"]) if tournament.rated else None
-    record = TournamentGame.objects.create(
-        match=match, tournament=tournament, game=game, number=number, deal=item["deal"],
-        seats=item["seats"], result=result, finished_at=timezone.now(),
-    )
-    if ratings is not None:
-        _elo_apply(ratings, record)
-    match.live = {k: v for k, v in match.live.items() if k != str(number)}
-    match.games_done = F("games_done") + 1
-    match.claimed_at = timezone.now()
+    now = timezone.now()
+    records = TournamentGame.objects.bulk_create([
+        TournamentGame(
+            match=match, tournament=tournament, game=games[game_id], number=number,
+            deal=plan[number]["deal"], seats=plan[number]["seats"],
+            result=game_result(games[game_id], seats=seats[game_id]), finished_at=now)
+        for number, game_id in todo
+    ])
+    if tournament.rated:
+        bots = sorted({b for number, _ in todo for b in plan[number]["seats"]})
+        _elo_apply(_ratings_locked(tournament, bots), records)
+    recorded = {str(n) for n, _ in todo}
+    match.live = {k: v for k, v in match.live.items() if k not in recorded}
+    match.games_done = F("games_done") + len(todo)
+    match.claimed_at = now
     match.save(update_fields=["live", "games_done", "claimed_at"])
-    Tournament.objects.filter(pk=tournament.pk).update(games_done=F("games_done") + 1)
-    return True
+    Tournament.objects.filter(pk=tournament.pk).update(games_done=F("games_done") + len(todo))
+    return len(todo)
 
 
 def _ratings_locked(tournament: Tournament, bots: list[int]) -> dict[int, Rating]:
@@ -450,19 +487,25 @@ def result_of(record: TournamentGame) -> GameResult:
     )
 
 
-def _elo_apply(ratings: dict[int, Rating], record: TournamentGame) -> None:
+def _elo_apply(ratings: dict[int, Rating], records: Sequence[TournamentGame]) -> None:
+    """The Elo updates of ``records``, one game after another in the order given (their ids'
+    order), each rating written once at the end."""
     ladder = EloLadder(start=float(settings.ELO_START), k=float(settings.ELO_K),
                        ratings={b: r.elo for b, r in ratings.items()})
-    result = result_of(record)
     changes = []
-    for change in ladder.apply(result):
-        rating = ratings[change.entrant]
-        rating.elo = change.after
-        rating.games += 1
-        rating.wins += result.players.index(change.entrant) == result.winner
+    touched: dict[int, Rating] = {}
+    for record in records:
+        result = result_of(record)
+        for change in ladder.apply(result):
+            rating = ratings[change.entrant]
+            rating.elo = change.after
+            rating.games += 1
+            rating.wins += result.players.index(change.entrant) == result.winner
+            touched[rating.pk] = rating
+            changes.append(RatingChange(rating=rating, game_id=record.game_id,
+                                        before=change.before, after=change.after))
+    for rating in touched.values():
         rating.save(update_fields=["elo", "games", "wins", "updated_at"])
-        changes.append(RatingChange(rating=rating, game_id=record.game_id,
-                                    before=change.before, after=change.after))
     RatingChange.objects.bulk_create(changes)
 
 
