@@ -405,6 +405,16 @@ def game_save(game: Game) -> None:
         cursor.execute(sql, [*params, game.pk])
 
 
+def game_save_if(game: Game, *, expected_version: int) -> bool:
+    """``game_save``, only if the stored row is still at ``expected_version``
+    (compare-and-set); False, with nothing written, if it moved on."""
+    sql, fields = _game_update_sql(connection.vendor)
+    params = [f.get_db_prep_save(f.pre_save(game, False), connection) for f in fields]
+    with _cursor() as cursor:
+        cursor.execute(f"{sql} AND {_q('version')} = %s", [*params, game.pk, expected_version])
+        return cursor.rowcount == 1
+
+
 @cache
 def _move_insert_sql(vendor: str) -> tuple[str, tuple[models.Field[Any, Any], ...]]:
     fields = tuple(f for f in MoveRecord._meta.concrete_fields if not f.primary_key)
