@@ -18,10 +18,9 @@ import json
 import os
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from bots.driver import Answer
 from bots.strategies import STRATEGIES
 from bots.transport import CallResult
 
@@ -36,8 +35,9 @@ def answer(strategy: str, payload: Mapping[str, Any], rng: random.Random) -> Cal
     return CallResult(True, 200, {"move": move}, (time.perf_counter() - started) * 1000, None, "")
 
 
-def answer_for(bots: Mapping[str, str], seed: int = 0) -> Answer:
-    """The driver's ``answer`` for ``bots`` (url -> strategy)."""
+def answer_for(bots: Mapping[str, str], seed: int = 0
+               ) -> Callable[[str, Mapping[str, Any]], CallResult | None]:
+    """The driver's ``answer`` (``bots.driver.Answer``) for ``bots`` (url -> strategy)."""
     by_url = dict(bots)
     rng = random.Random(seed)
 
@@ -56,6 +56,11 @@ def install(bots: Mapping[str, str], seed: int = 0) -> None:
 
 
 if os.environ.get("BENCH_INPROCESS_BOTS"):
+    from celery.signals import worker_process_init
+
     from arena.celery import app  # noqa: F401  (the worker's app)
 
-    install(json.loads(os.environ["BENCH_INPROCESS_BOTS"]), seed=os.getpid())
+    @worker_process_init.connect
+    def _install(**_: Any) -> None:
+        """In each pool process, once Django is set up."""
+        install(json.loads(os.environ["BENCH_INPROCESS_BOTS"]), seed=os.getpid())
