@@ -190,8 +190,8 @@ def stretch_record(*, played: MemoryGame) -> bool:
         clock_checks.set_deadline(game)
     if not rows.game_save_if(game, expected_version=played.start_version):
         return False
-    MoveRecord.objects.bulk_create(book.moves)
-    GameEvent.objects.bulk_create(book.events)
+    rows.insert_many(book.moves)
+    rows.insert_many(book.events)
     for index in sorted(book.changed):
         seat = book.seats[index]
         Seat.objects.filter(pk=seat.pk).update(strikes=seat.strikes, forfeited=seat.forfeited)
