@@ -35,7 +35,7 @@ class MemoryBook:
 
     def __init__(self, seats: list[Seat]) -> None:
         self.seats = {seat.index: seat for seat in seats}
-        self.moves: list[MoveRecord] = []
+        self.moves: list[dict[str, Any]] = []
         self.events: list[GameEvent] = []
         self.changed: set[int] = set()  # seats whose strikes or forfeit changed
         self.armed = False  # a new turn began: the stored game gets a fresh deadline
@@ -50,9 +50,11 @@ class MemoryBook:
     def announce(self, game: Game) -> None:
         return None  # once, when the stretch is recorded
 
-    def move(self, record: MoveRecord) -> MoveRecord:
-        self.moves.append(record)
-        return record
+    def move(self, game: Game, *, number: int, version: int, seat: int, move: Any,
+             source: str) -> None:
+        # A row, not a model instance: a game's moves are many, and only inserted.
+        self.moves.append({"game_id": game.pk, "number": number, "version": version,
+                           "seat": seat, "move": move, "source": source})
 
     def event(self, event: GameEvent) -> GameEvent:
         self.events.append(event)
@@ -123,7 +125,7 @@ class MemoryGame:
         return engine.view(self.state, seat)
 
     # --- changing (as ``games.services``, without the database) -------------------------------
-    def play(self, seat: int, move: engine.Move | Mapping[str, object]) -> MoveRecord:
+    def play(self, seat: int, move: engine.Move | Mapping[str, object]) -> None:
         """``services.move_play`` for ``seat``, on the current version. Raises as it does:
         MalformedMoveError, IllegalMoveError, NotYourTurn, SeatForfeited, GameNotRunning."""
         parsed = move if isinstance(move, engine.Move) else game_services.parse_move(move)
@@ -141,12 +143,11 @@ class MemoryGame:
             raise NotYourTurn(f"It is not your turn (waiting for seat {state.awaiting}).")
         forfeited = self.book.forfeited(self.game)
         previous_awaiting = state.awaiting
-        record = game_services._apply_and_record(
+        game_services._apply_and_record(
             self.game, state, seat, parsed, MoveSource.PLAYER, self.book)
         game_services._after_move(
             self.game, state, previous_awaiting=previous_awaiting, mover=seat,
             move_type=parsed.type, forfeited=forfeited, book=self.book)
-        return record
 
     def default(self, seat: int, *, reason: str) -> bool:
         """``services.seat_default``: the seat's driver failed it (``reason``): its default
@@ -190,8 +191,8 @@ def stretch_record(*, played: MemoryGame) -> bool:
         clock_checks.set_deadline(game)
     if not rows.game_save_if(game, expected_version=played.start_version):
         return False
-    rows.insert_many(book.moves)
-    rows.insert_many(book.events)
+    rows.insert_many(MoveRecord, book.moves)
+    rows.insert_many(GameEvent, book.events)
     for index in sorted(book.changed):
         seat = book.seats[index]
         Seat.objects.filter(pk=seat.pk).update(strikes=seat.strikes, forfeited=seat.forfeited)
