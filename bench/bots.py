@@ -7,6 +7,9 @@ starts two reference bots (``python -m bots.serve --strategy greedy``, each its 
 
 * raw round trips: a bare aiohttp client (keep-alive pool) POSTing signed, recorded turn
   payloads to one of the bots as fast as the bot answers (``bench.roundtrip.round_trips``);
+* for comparison only, the same raw round trips with the concurrency split over both bots
+  (the runner's games talk to both, and one bot server may be what limits the raw rate):
+  printed on the line before the last, not in it;
 * bot turns: one ``bots.driver.Driver`` (one event loop) keeping ``concurrency`` games
   (to 500 points) between the two bots in flight, a new game submitted as one ends: engine,
   the seat's view, payload, JSON, signing, the HTTP call, applying the move in memory
@@ -51,6 +54,7 @@ def _django(sqlite_dir: str) -> None:
     os.environ["BOTS_RUNNER"] = "off"  # the benchmark's threads drive the games
     os.environ["BOTS_ALLOW_PRIVATE"] = "true"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("DEBUG", "false")  # as the other benches: no query log
     if not os.environ.get("DATABASE_URL"):
         os.environ["DATABASE_URL"] = f"sqlite:///{sqlite_dir}/bench.sqlite3"
     import django
@@ -104,10 +108,25 @@ def bot_turns(owner: Any, bots: list[Any], transport: Any, *, concurrency: int,
     return turns / elapsed
 
 
-def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: int,
-            seconds: float, rounds: int) -> tuple[float, float]:
-    """Medians of ``rounds`` alternating windows of raw round trips and runner turns, so a
-    busy machine's noise falls on both alike."""
+async def _raw_both(targets: list[tuple[str, str]], payloads: list[dict[str, Any]], *,
+                    concurrency: int, seconds: float) -> float:
+    """Raw round trips with the concurrency split over both bots (the runner's games talk to
+    both): not the issue's baseline, printed beside it."""
+    from bench.roundtrip import round_trips
+
+    shares = [concurrency - concurrency // 2, concurrency // 2]
+    rates = await asyncio.gather(*(
+        round_trips(url, payloads, secret=secret, concurrency=share, seconds=seconds)
+        for (url, secret), share in zip(targets, shares, strict=True) if share
+    ))
+    return sum(rates)
+
+
+def measure(owner: Any, bots: list[Any], targets: list[tuple[str, str]], *, concurrency: int,
+            seconds: float, rounds: int) -> tuple[float, float, float]:
+    """Medians of ``rounds`` alternating windows of raw round trips (to the first bot, as
+    the issue defines them; and, for comparison, spread over both bots) and runner turns,
+    so a busy machine's noise falls on all alike."""
     from django.db.models import Sum
 
     from bench.roundtrip import recorded_turns, round_trips
@@ -116,7 +135,9 @@ def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: 
 
     payloads = recorded_turns()
     transport = BotTransport(allow_private=True)
+    (url, secret) = targets[0]
     raws: list[float] = []
+    boths: list[float] = []
     turns: list[float] = []
     try:
         asyncio.run(round_trips(url, payloads, secret=secret, concurrency=concurrency,
@@ -130,6 +151,9 @@ def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: 
             print(f"raw: {raw:.0f} round trips/s at concurrency {concurrency}; "
                   f"client CPU {raw_cpu:.2f} ms a call", flush=True)
             raws.append(raw)
+            boths.append(asyncio.run(_raw_both(targets, payloads, concurrency=concurrency,
+                                               seconds=seconds)))
+            print(f"  (raw spread over both bots: {boths[-1]:.0f} round trips/s)", flush=True)
             cpu = time.process_time()
             turns.append(bot_turns(owner, bots, transport, concurrency=concurrency,
                                    seconds=seconds))
@@ -140,7 +164,7 @@ def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: 
             print(f"({failed} failed turns)", flush=True)
     finally:
         transport.close()
-    return statistics.median(turns), statistics.median(raws)
+    return statistics.median(turns), statistics.median(raws), statistics.median(boths)
 
 
 def profile(owner: Any, bots: list[Any], seconds: float, concurrency: int) -> None:
@@ -193,13 +217,15 @@ def main() -> None:
                     bot.secret = secret
                     bot.save(update_fields=["secret"])
                     bots.append(bot)
-                turns, raw = measure(owner, bots, url0, secrets[0],
-                                     concurrency=args.concurrency, seconds=args.seconds,
-                                     rounds=args.rounds)
+                turns, raw, both = measure(owner, bots, [(url0, secrets[0]), (url1, secrets[1])],
+                                           concurrency=args.concurrency, seconds=args.seconds,
+                                           rounds=args.rounds)
                 if args.profile:
                     profile(owner, bots, min(args.seconds, 5.0), args.concurrency)
         finally:
             connection.creation.destroy_test_db(old_name, verbosity=0)
+    print(f"(against raw round trips spread over both bots, {both:.0f}/s: "
+          f"ratio {turns / both:.2f})")
     print(f"bot turns: {turns:.0f}/s; raw round trips: {raw:.0f}/s; ratio: {turns / raw:.2f}")
 
 

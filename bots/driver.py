@@ -225,7 +225,8 @@ class Driver:
                 play.record_at = self._record_by(game)
                 body = None
                 if self.notices and game.is_over:
-                    body = runner.notice_body(game=game, kind=CallKind.END, seats=played.seats)
+                    body = runner.notice_body(game=game, kind=CallKind.END, seats=played.seats,
+                                              replay=played.replay())
                 reply.set_result((True, body))
             else:
                 reply.set_result((False, None))

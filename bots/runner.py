@@ -175,7 +175,8 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, cls=JSONEncoder))
 
 
-def notice_body(*, game: Game, kind: str, seats: list[Seat]) -> dict[str, Any]:
+def notice_body(*, game: Game, kind: str, seats: list[Seat],
+                replay: dict[str, Any] | None = None) -> dict[str, Any]:
     """A notice's body but its ``seat`` (the same for every bot at the table: the replay is
     made once)."""
     out: dict[str, Any] = {
@@ -187,7 +188,7 @@ def notice_body(*, game: Game, kind: str, seats: list[Seat]) -> dict[str, Any]:
     else:
         out["result"] = {"winner": game.winner, "scores": game.scores,
                          "end_reason": game.end_reason}
-        out["replay"] = _plain(selectors.game_replay(game=game))
+        out["replay"] = _plain(replay if replay is not None else selectors.game_replay(game=game))
     return out
 
 

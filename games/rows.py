@@ -566,6 +566,10 @@ def insert_many(model: type[models.Model], items: Sequence[models.Model | dict[s
         for attname, name, kind, f in plan:
             if kind == "now":
                 params.append(stamp)
+                if isinstance(item, dict):
+                    item[attname] = now  # the caller's row learns it too (a replay shows it)
+                else:
+                    setattr(item, attname, now)
                 continue
             if isinstance(item, dict):
                 value = item[attname] if attname in item else item.get(name, _MISSING)
