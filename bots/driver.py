@@ -191,6 +191,14 @@ class Driver:
         self._thread.join(5)
         self._loop.close()
 
+    def call_in_loop(self, function: Callable[[], Any]) -> None:
+        """Run ``function`` on the driver's loop thread and wait for it (a profiler's
+        ``enable``: profilers are per thread)."""
+        async def call() -> Any:
+            return function()
+
+        asyncio.run_coroutine_threadsafe(call(), self._loop).result(5)
+
     def __enter__(self) -> Driver:
         return self
 
@@ -217,7 +225,8 @@ class Driver:
                 play.record_at = self._record_by(game)
                 body = None
                 if self.notices and game.is_over:
-                    body = runner.notice_body(game=game, kind=CallKind.END, seats=played.seats)
+                    body = runner.notice_body(game=game, kind=CallKind.END, seats=played.seats,
+                                              replay=played.replay())
                 reply.set_result((True, body))
             else:
                 reply.set_result((False, None))

@@ -88,27 +88,39 @@ def budget_ms_for(*, turn_seconds: int) -> int:
 
 
 # --- latency, as the bot sees it in its payload ------------------------------------------------
+class _Window:
+    """A bot's recent latencies, in arrival order and sorted, and their summary."""
+
+    __slots__ = ("ordered", "recent", "summary")
+
+    def __init__(self, values: list[float], size: int) -> None:
+        self.recent: deque[float] = deque(values, maxlen=size)
+        self.ordered = sorted(self.recent)
+        self.summary = percentiles(self.ordered)
+
+
 class _Latencies:
     """Each bot's recent turn latencies in this process (seeded from the call log once), for
     the p50/p99 a turn payload tells the bot. Each window is kept sorted as it slides (one
-    insertion and one removal per call), so a summary needs no sort."""
+    insertion and one removal per call) and its summary made then, so a turn's payload takes
+    it as it is: no sort, nothing computed."""
 
     WINDOW = 200
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_bot: dict[int, tuple[deque[float], list[float]]] = {}
+        self._by_bot: dict[int, _Window] = {}
 
     def add(self, bot_id: int, latency_ms: float) -> None:
         with self._lock:
-            known = self._by_bot.get(bot_id)
-            if known is None:
+            window = self._by_bot.get(bot_id)
+            if window is None:
                 return
-            window, ordered = known
-            if len(window) == self.WINDOW:
-                del ordered[bisect.bisect_left(ordered, window.popleft())]
-            window.append(latency_ms)
-            bisect.insort(ordered, latency_ms)
+            if len(window.recent) == self.WINDOW:
+                del window.ordered[bisect.bisect_left(window.ordered, window.recent.popleft())]
+            window.recent.append(latency_ms)
+            bisect.insort(window.ordered, latency_ms)
+            window.summary = percentiles(window.ordered)
 
     def seed(self, bot_id: int) -> None:
         """Read the bot's recent calls from the log, once per process (a database read: an
@@ -118,19 +130,19 @@ class _Latencies:
                 return
         recent = list(BotCall.objects.filter(bot_id=bot_id, kind=CallKind.TURN)
                       .order_by("-id").values_list("latency_ms", flat=True)[:self.WINDOW])
-        window = deque(reversed(recent), maxlen=self.WINDOW)
+        recent.reverse()
         with self._lock:
-            self._by_bot.setdefault(bot_id, (window, sorted(window)))
+            self._by_bot.setdefault(bot_id, _Window(recent, self.WINDOW))
 
     def summary(self, bot_id: int) -> dict[str, float | None]:
         self.seed(bot_id)
         return self.known(bot_id)
 
     def known(self, bot_id: int) -> dict[str, float | None]:
-        """``summary`` without reading the log (a bot not seeded has none)."""
-        with self._lock:
-            known = self._by_bot.get(bot_id)
-            return percentiles(known[1] if known is not None else [])
+        """``summary`` without reading the log (a bot not seeded has none). Shared: do not
+        change it."""
+        window = self._by_bot.get(bot_id)  # a dict read is atomic; summaries are replaced
+        return window.summary if window is not None else _NO_LATENCY
 
 
 def percentiles(values: list[float]) -> dict[str, float | None]:
@@ -144,6 +156,7 @@ def percentiles(values: list[float]) -> dict[str, float | None]:
     return {"p50_ms": rank(50), "p99_ms": rank(99)}
 
 
+_NO_LATENCY: dict[str, float | None] = {"p50_ms": None, "p99_ms": None}
 latencies = _Latencies()
 
 
@@ -162,7 +175,8 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, cls=JSONEncoder))
 
 
-def notice_body(*, game: Game, kind: str, seats: list[Seat]) -> dict[str, Any]:
+def notice_body(*, game: Game, kind: str, seats: list[Seat],
+                replay: dict[str, Any] | None = None) -> dict[str, Any]:
     """A notice's body but its ``seat`` (the same for every bot at the table: the replay is
     made once)."""
     out: dict[str, Any] = {
@@ -174,7 +188,7 @@ def notice_body(*, game: Game, kind: str, seats: list[Seat]) -> dict[str, Any]:
     else:
         out["result"] = {"winner": game.winner, "scores": game.scores,
                          "end_reason": game.end_reason}
-        out["replay"] = _plain(selectors.game_replay(game=game))
+        out["replay"] = _plain(replay if replay is not None else selectors.game_replay(game=game))
     return out
 
 

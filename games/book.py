@@ -29,8 +29,10 @@ class DatabaseBook:
     def announce(self, game: Game) -> None:
         notify.announce(game)
 
-    def move(self, record: MoveRecord) -> MoveRecord:
-        return rows.move_insert(record)
+    def move(self, game: Game, *, number: int, version: int, seat: int, move: Any,
+             source: str) -> MoveRecord:
+        return rows.move_insert(rows.new_move_record(
+            game, number=number, version=version, seat=seat, move=move, source=source))
 
     def event(self, event: GameEvent) -> GameEvent:
         event.save(force_insert=True)

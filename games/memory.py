@@ -33,15 +33,21 @@ from games.models import Game, GameEvent, GameStatus, MoveRecord, MoveSource, Se
 class MemoryBook:
     """A ``games.book.DatabaseBook`` that keeps the changes for ``stretch_record``."""
 
-    def __init__(self, seats: list[Seat]) -> None:
+    def __init__(self, seats: list[Seat], *, deals: list[dict[str, Any]] | None) -> None:
         self.seats = {seat.index: seat for seat in seats}
-        self.moves: list[MoveRecord] = []
+        # The replay's parts, gathered as the game is played (None: not from its first move,
+        # the replay is read from the database): every hand's deal, every move's row.
+        self.deals = deals
+        self.history: list[dict[str, Any]] = []
+        self.moves: list[dict[str, Any]] = []
         self.events: list[GameEvent] = []
         self.changed: set[int] = set()  # seats whose strikes or forfeit changed
         self.armed = False  # a new turn began: the stored game gets a fresh deadline
 
     def sync(self, game: Game, state: engine.GameState) -> None:
         # Only the public facts the rules read; the engine state is encoded once, on record.
+        if state.hand_number != game.hand_number and self.deals is not None:
+            self.deals.append(engine.full_view(state))  # a new hand: as the replay shows it
         game.awaiting = state.awaiting
         game.hand_number = state.hand_number
         game.scores = state.scores
@@ -50,9 +56,14 @@ class MemoryBook:
     def announce(self, game: Game) -> None:
         return None  # once, when the stretch is recorded
 
-    def move(self, record: MoveRecord) -> MoveRecord:
-        self.moves.append(record)
-        return record
+    def move(self, game: Game, *, number: int, version: int, seat: int, move: Any,
+             source: str) -> None:
+        # A row, not a model instance: a game's moves are many, and only inserted.
+        row = {"game_id": game.pk, "number": number, "version": version, "seat": seat,
+               "move": move, "source": source}
+        self.moves.append(row)
+        if self.deals is not None:
+            self.history.append(row)  # its created_at is set as it is inserted
 
     def event(self, event: GameEvent) -> GameEvent:
         self.events.append(event)
@@ -89,8 +100,10 @@ class MemoryGame:
     def __init__(self, game: Game, seats: list[Seat]) -> None:
         self.game = game
         self.seats = sorted(seats, key=lambda seat: seat.index)
-        self.book = MemoryBook(self.seats)
         self.state = game_services.load_state(game) if game.state is not None else None
+        from_start = self.state is not None and game.move_count == 0
+        self.book = MemoryBook(
+            self.seats, deals=[engine.full_view(self.state)] if from_start else None)
         self.start_version = game.version  # what the stored row is at (compare-and-set)
 
     @classmethod
@@ -122,8 +135,26 @@ class MemoryGame:
         assert self.state is not None
         return engine.view(self.state, seat)
 
+    def replay(self) -> dict[str, Any] | None:
+        """``selectors.game_replay`` of the game once over and recorded, made from what was
+        played here (no database read, no replaying); None if this driver did not see the
+        game from its first move (read it from the database then)."""
+        game, state, deals = self.game, self.state, self.book.deals
+        if not game.is_over or state is None or deals is None or self.pending:
+            return None
+        return {
+            "game": game.pk, "status": game.status, "end_reason": game.end_reason,
+            "options": game.options, "seed": game.seed,
+            "players": [seat.player for seat in self.seats], "winner": game.winner,
+            "scores": game.scores,
+            "moves": [{"number": row["number"], "seat": row["seat"], "move": row["move"],
+                       "source": row["source"], "created_at": row["created_at"]}
+                      for row in self.book.history],
+            "deals": list(deals), "final": engine.full_view(state),
+        }
+
     # --- changing (as ``games.services``, without the database) -------------------------------
-    def play(self, seat: int, move: engine.Move | Mapping[str, object]) -> MoveRecord:
+    def play(self, seat: int, move: engine.Move | Mapping[str, object]) -> None:
         """``services.move_play`` for ``seat``, on the current version. Raises as it does:
         MalformedMoveError, IllegalMoveError, NotYourTurn, SeatForfeited, GameNotRunning."""
         parsed = move if isinstance(move, engine.Move) else game_services.parse_move(move)
@@ -141,12 +172,11 @@ class MemoryGame:
             raise NotYourTurn(f"It is not your turn (waiting for seat {state.awaiting}).")
         forfeited = self.book.forfeited(self.game)
         previous_awaiting = state.awaiting
-        record = game_services._apply_and_record(
+        game_services._apply_and_record(
             self.game, state, seat, parsed, MoveSource.PLAYER, self.book)
         game_services._after_move(
             self.game, state, previous_awaiting=previous_awaiting, mover=seat,
             move_type=parsed.type, forfeited=forfeited, book=self.book)
-        return record
 
     def default(self, seat: int, *, reason: str) -> bool:
         """``services.seat_default``: the seat's driver failed it (``reason``): its default
@@ -190,8 +220,8 @@ def stretch_record(*, played: MemoryGame) -> bool:
         clock_checks.set_deadline(game)
     if not rows.game_save_if(game, expected_version=played.start_version):
         return False
-    MoveRecord.objects.bulk_create(book.moves)
-    GameEvent.objects.bulk_create(book.events)
+    rows.insert_many(MoveRecord, book.moves)
+    rows.insert_many(GameEvent, book.events)
     for index in sorted(book.changed):
         seat = book.seats[index]
         Seat.objects.filter(pk=seat.pk).update(strikes=seat.strikes, forfeited=seat.forfeited)

@@ -523,10 +523,8 @@ def _apply_and_record(
     book.sync(game, state)
     game.move_count += 1
     # The move record is the move's event too (``selectors.events_since`` merges the two).
-    return book.move(rows.new_move_record(
-        game, number=game.move_count, version=_bump(game, book), seat=seat,
-        move=move.to_json(), source=source,
-    ))
+    return book.move(game, number=game.move_count, version=_bump(game, book), seat=seat,
+                     move=move.to_json(), source=source)
 
 
 def _after_move(

@@ -118,8 +118,9 @@ def test_a_disabled_bot_is_struck_without_a_call(alice: Any, fault_bot: FaultSer
 
 
 def test_many_games_play_at_once_and_each_is_recorded_whole(
-    alice: Any, reference_bots: list[Any], transport: BotTransport
+    settings: Any, alice: Any, reference_bots: list[Any], transport: BotTransport
 ) -> None:
+    settings.BOTS_CALL_LOG_KEEP = 100_000  # every call stays in the log to be checked
     games = [bot_table(alice, reference_bots, options={"target_score": 100})
              for _ in range(4)]
     with Driver(transport=transport) as driver:

@@ -87,6 +87,9 @@ def _in_memory(game_id: int, decide: Callable[..., tuple[str, Any]], limit: int,
                 played.play(seat, move)
         assert played.default(seat, reason=what)
     assert memory.stretch_record(played=played)
+    game = Game.objects.get(pk=game_id)
+    if game.is_over:  # the replay made in memory is the one read from the database
+        assert played.replay() == selectors.game_replay(game=game)
 
 
 def _rows(game_id: int) -> dict[str, Any]:
