@@ -48,7 +48,7 @@ from bots import transport as bot_transport
 from bots.models import Bot
 from games import services as game_services
 from games.errors import GameNotRunning
-from games.models import Game
+from games.models import Game, Seat
 
 log = logging.getLogger(__name__)
 
@@ -135,15 +135,15 @@ class MatchRun:
         if self._cancelled():
             self._stop.set()
             return
-        games = self._begin(items)
-        if games is None:  # the claim is gone
+        begun = self._begin(items)
+        if begun is None:  # the claim is gone
             self._stop.set()
             return
-        for item, game in zip(items, games, strict=True):
+        for item, (game, seats) in zip(items, begun, strict=True):
             if game.is_over:  # every seat but one forfeited at the start
                 self._record([(item["number"], game.pk)])
                 continue
-            playing.submit(game.pk)
+            playing.submit(game.pk, loaded=(game, seats) if seats else None)
             numbers[game.pk] = item["number"]
 
     def _record(self, finished: list[tuple[int, int]]) -> None:
@@ -175,25 +175,27 @@ class MatchRun:
             connection.close()
 
     # --- beginning games ----------------------------------------------------------------
-    def _begin(self, items: list[dict[str, Any]]) -> list[Game] | None:
-        """Create and start the games in one transaction; this process's bot dispatcher
-        leaves them to us. None if the claim is no longer ours."""
+    def _begin(self, items: list[dict[str, Any]]) -> list[tuple[Game, list[Seat]]] | None:
+        """Create and start the games together (``services.games_begin``), marked driven here
+        before they commit so that this process's bot dispatcher leaves them to the driver; a
+        disabled bot's seats forfeited (that game's seats then read again by the driver: an
+        empty list). None if the claim is no longer ours."""
         with ExitStack() as stack, transaction.atomic():
-            games = services.games_begin(match_id=self.match.pk, token=self.token, items=items)
-            if games is None:
+            begun = services.games_begin(match_id=self.match.pk, token=self.token, items=items)
+            if begun is None:
                 return None
+            for game, _ in begun:
+                stack.enter_context(bot_runner.driving(game.pk))
             disabled = set(Bot.objects.filter(
                 pk__in={b for item in items for b in item["seats"]}, enabled=False,
             ).values_list("pk", flat=True))
-            started = []
-            for item, game in zip(items, games, strict=True):
-                stack.enter_context(bot_runner.driving(game.pk))
-                game = game_services.game_start(game_id=game.pk, user=self.tournament.owner)
+            out: list[tuple[Game, list[Seat]]] = []
+            for item, (game, seats) in zip(items, begun, strict=True):
                 for seat, bot in enumerate(item["seats"]):
                     if bot in disabled and not game.is_over:
-                        game = game_services.seat_forfeit(game_id=game.pk, seat=seat)
-                started.append(game)
-        return started
+                        game, seats = game_services.seat_forfeit(game_id=game.pk, seat=seat), []
+                out.append((game, seats))
+        return out
 
 
 def _ended(playing: driver.Driver) -> list[driver.Outcome]:

@@ -45,6 +45,7 @@ from arena.models import (
 from arena.ratings import EloLadder, GameResult, bradley_terry, canonical_rule_set, standings
 from bots.models import Bot
 from core.api_errors import ApiError
+from games import batch
 from games import services as game_services
 from games.models import Game, GameStatus, Seat
 from games.uno.cards import POINTS, POINTS_2022
@@ -314,34 +315,57 @@ def game_turn_seconds(turn_timeout_ms: int) -> int:
     return math.ceil(turn_timeout_ms / 1000) * 2 + 1
 
 
+@transaction.atomic
 def game_begin(*, match_id: int, token: str, item: Mapping[str, Any]) -> Game | None:
     """Create the planned game ``item`` (its bots seated, dealt from its seed) and note it as
-    live on the match, if the claim is still ours. Not started: see ``arena.runner``."""
-    games = games_begin(match_id=match_id, token=token, items=[item])
-    return games[0] if games else None
+    live on the match, if the claim is still ours. Not started (what a worker that died
+    before starting it leaves; the runner begins games with ``games_begin``)."""
+    match = _match_claimed(match_id, token)
+    if match is None:
+        return None
+    tournament = match.tournament
+    game = game_services.game_create_seated(
+        user=tournament.owner, options=tournament.options, seed=item["seed"],
+        bots=item["seats"], turn_seconds=game_turn_seconds(tournament.turn_timeout_ms),
+        max_strikes=tournament.max_strikes,
+    )
+    _live_add(match, [(item, game)])
+    return game
 
 
 @transaction.atomic
 def games_begin(*, match_id: int, token: str,
-                items: Sequence[Mapping[str, Any]]) -> list[Game] | None:
-    """``game_begin`` for several planned games at once: one lock of the match, one write of
-    its live games. None, creating nothing, if the claim is no longer ours."""
+                items: Sequence[Mapping[str, Any]]) -> list[tuple[Game, list[Seat]]] | None:
+    """Create and start the planned games ``items`` together (their bots seated, each dealt
+    from its seed: ``games.batch``, a few multi-row statements) and note them as live on the
+    match, if the claim is still ours (else None, creating nothing). Each game's row and
+    seats. No turn-clock tasks: the caller drives the games (``arena.runner``) and must mark
+    them driven before the commit."""
+    match = _match_claimed(match_id, token)
+    if match is None:
+        return None
+    tournament = match.tournament
+    tables = batch.tables_create_started(
+        user=tournament.owner, options=tournament.options,
+        tables=[(item["seed"], item["seats"]) for item in items],
+        turn_seconds=game_turn_seconds(tournament.turn_timeout_ms),
+        max_strikes=tournament.max_strikes, clock_tasks=False,
+    )
+    _live_add(match, [(item, game) for item, (game, _) in zip(items, tables, strict=True)])
+    return tables
+
+
+def _match_claimed(match_id: int, token: str) -> Match | None:
+    """The match, locked, if ``token``'s claim on it still runs."""
     match = Match.objects.select_for_update().select_related("tournament").get(pk=match_id)
     if match.claim_token != token or match.status != MatchStatus.RUNNING:
         return None
-    tournament = match.tournament
-    turn_seconds = game_turn_seconds(tournament.turn_timeout_ms)
-    games = [
-        game_services.game_create_seated(
-            user=tournament.owner, options=tournament.options, seed=item["seed"],
-            bots=item["seats"], turn_seconds=turn_seconds, max_strikes=tournament.max_strikes,
-        )
-        for item in items
-    ]
-    match.live = {**match.live, **{str(i["number"]): g.pk for i, g in zip(items, games,
-                                                                           strict=True)}}
+    return match
+
+
+def _live_add(match: Match, begun: list[tuple[Mapping[str, Any], Game]]) -> None:
+    match.live = {**match.live, **{str(item["number"]): game.pk for item, game in begun}}
     match.save(update_fields=["live"])
-    return games
 
 
 def live_settle(*, match_id: int, token: str) -> tuple[int, int]:

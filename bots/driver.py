@@ -40,7 +40,7 @@ from bots import transport as bot_transport
 from bots.models import Bot, CallKind
 from games import memory
 from games.errors import IllegalMoveError, MalformedMoveError
-from games.models import Game
+from games.models import Game, Seat
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +117,12 @@ class Driver:
         self._thread.start()
 
     # --- the caller's thread ----------------------------------------------------------------
-    def submit(self, game_id: int) -> None:
-        """Load a running all-bot game and start playing it (a database read here)."""
-        played = memory.MemoryGame.load(game_id)
+    def submit(self, game_id: int, *, loaded: tuple[Game, list[Seat]] | None = None) -> None:
+        """Load a running all-bot game and start playing it (a database read here).
+        ``loaded``: the game's row and seats (their bots with them) as the caller has just
+        written them (``games.batch``), which spares the read."""
+        played = (memory.MemoryGame(*loaded) if loaded is not None
+                  else memory.MemoryGame.load(game_id))
         seats: dict[int, _Seat] = {}
         for seat in played.seats:
             if seat.bot is None:
