@@ -584,6 +584,9 @@ def insert_many(model: type[models.Model], items: Sequence[models.Model | dict[s
             else:
                 params.append(value)
     width = len(plan)
+    if db.vendor == "postgresql":
+        _copy_rows(db, model, fields, params, width)
+        return
     batch = max(1, db.ops.bulk_batch_size(fields, items))
     with db.cursor() as cursor:
         for start in range(0, len(items), batch):
@@ -593,3 +596,16 @@ def insert_many(model: type[models.Model], items: Sequence[models.Model | dict[s
 
 
 _MISSING = object()
+
+
+def _copy_rows(db: Any, model: type[models.Model], fields: Sequence[models.Field[Any, Any]],
+               params: list[Any], width: int) -> None:
+    """PostgreSQL: the rows through COPY. A multi-row INSERT of a game's call log has hundreds
+    of placeholders, and psycopg parses such a statement afresh every time (it caches only
+    statements of at most 50 parameters): 10 ms a game, against 2-3 ms for the same rows
+    copied. JSON values are already text here; the column's type parses them."""
+    columns = ", ".join(_q(f.column) for f in fields)
+    with db.cursor() as cursor, cursor.cursor.copy(
+            f"COPY {_q(model._meta.db_table)} ({columns}) FROM STDIN") as copy:
+        for start in range(0, len(params), width):
+            copy.write_row(params[start:start + width])
