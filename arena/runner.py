@@ -45,7 +45,6 @@ from arena.models import Match, Tournament, TournamentGame, TournamentStatus
 from bots import driver
 from bots import runner as bot_runner
 from bots import transport as bot_transport
-from bots.models import Bot
 from games import services as game_services
 from games.errors import GameNotRunning
 from games.models import Game, Seat
@@ -186,15 +185,13 @@ class MatchRun:
                 return None
             for game, _ in begun:
                 stack.enter_context(bot_runner.driving(game.pk))
-            disabled = set(Bot.objects.filter(
-                pk__in={b for item in items for b in item["seats"]}, enabled=False,
-            ).values_list("pk", flat=True))
             out: list[tuple[Game, list[Seat]]] = []
-            for item, (game, seats) in zip(items, begun, strict=True):
-                for seat, bot in enumerate(item["seats"]):
-                    if bot in disabled and not game.is_over:
-                        game, seats = game_services.seat_forfeit(game_id=game.pk, seat=seat), []
-                out.append((game, seats))
+            for game, seats in begun:
+                disabled = [s.index for s in seats if not s.bot.enabled]  # read with the seats
+                for seat in disabled:
+                    if not game.is_over:
+                        game = game_services.seat_forfeit(game_id=game.pk, seat=seat)
+                out.append((game, [] if disabled else seats))
         return out
 
 

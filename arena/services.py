@@ -373,6 +373,8 @@ def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
     ``token``: one that finished is recorded as it is; one still running is aborted and will
     be dealt again from the same seed. Returns (recorded, aborted)."""
     match = Match.objects.get(pk=match_id)
+    if not match.live:
+        return 0, 0  # the common case: nothing was left live
     recorded_numbers = set(TournamentGame.objects.filter(match=match)
                            .values_list("number", flat=True))
     recorded = aborted = 0
@@ -490,14 +492,18 @@ def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int
 def _ratings_locked(tournament: Tournament, bots: list[int]) -> dict[int, Rating]:
     """The seats' ratings on the tournament's rule set, locked (in bot id order, so two
     transactions never wait on each other in a cycle)."""
-    start = float(settings.ELO_START)
-    Rating.objects.bulk_create(
-        [Rating(bot_id=b, rule_set=tournament.rule_set, elo=start) for b in bots],
-        ignore_conflicts=True,
-    )
     rows = Rating.objects.select_for_update().filter(
         bot_id__in=bots, rule_set=tournament.rule_set).order_by("bot_id")
-    return {r.bot_id: r for r in rows}
+    found = {r.bot_id: r for r in rows}
+    if len(found) == len(set(bots)):
+        return found  # the usual case: one statement
+    start = float(settings.ELO_START)
+    Rating.objects.bulk_create(
+        [Rating(bot_id=b, rule_set=tournament.rule_set, elo=start) for b in bots
+         if b not in found],
+        ignore_conflicts=True,
+    )
+    return {r.bot_id: r for r in rows.all()}
 
 
 def result_of(record: TournamentGame) -> GameResult:
@@ -528,8 +534,10 @@ def _elo_apply(ratings: dict[int, Rating], records: Sequence[TournamentGame]) ->
             touched[rating.pk] = rating
             changes.append(RatingChange(rating=rating, game_id=record.game_id,
                                         before=change.before, after=change.after))
+    now = timezone.now()
     for rating in touched.values():
-        rating.save(update_fields=["elo", "games", "wins", "updated_at"])
+        rating.updated_at = now  # (bulk_update leaves auto_now fields as they are)
+    Rating.objects.bulk_update(list(touched.values()), ["elo", "games", "wins", "updated_at"])
     RatingChange.objects.bulk_create(changes)
 
 

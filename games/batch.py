@@ -124,7 +124,8 @@ def tables_create_started(
             event.game_id = game.pk
         for move in book.moves:
             move["game_id"] = move.pop("game").pk
-    rows.insert_many(Seat, [seat for _, seats, _ in made for seat in seats])
+    # Their ids read back: a driver handed these rows writes a seat's strikes by its id.
+    Seat.objects.bulk_create([seat for _, seats, _ in made for seat in seats])
     rows.insert_many(GameEvent, [event for _, _, book in made for event in book.events])
     if any(book.moves for _, _, book in made):
         from games.models import MoveRecord

@@ -127,8 +127,9 @@ def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: 
         token = services.match_claim(match_id=match.pk)
         assert token is not None
         items = match.plan[:3]
-        games = services.games_begin(match_id=match.pk, token=token, items=items)
-        assert games is not None and len(games) == 3
+        begun = services.games_begin(match_id=match.pk, token=token, items=items)
+        assert begun is not None and len(begun) == 3
+        games = [game for game, _ in begun]
         for game in games:
             assert game.status == GameStatus.RUNNING
             bot_runner.play_game(game.pk)

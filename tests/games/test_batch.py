@@ -47,6 +47,8 @@ def test_tables_made_together_are_the_tables_made_one_by_one(alice: Any,
     for (made, seated), expected in zip(together, one_by_one, strict=True):
         assert made.pk != expected.pk
         assert [s.game_id for s in seated] == [made.pk] * seats
+        assert [s.pk for s in seated] == list(
+            Seat.objects.filter(game=made).order_by("index").values_list("pk", flat=True))
         assert made.status == GameStatus.RUNNING and made.turn_deadline is not None
         assert _rows(made) == _rows(expected)
 
