@@ -100,10 +100,15 @@ class MatchRun:
 
     def _play_all(self, todo: list[dict[str, Any]]) -> None:
         """Keep ``concurrency()`` games in flight: whenever games end, begin as many new ones
-        together (one transaction) and record the ended ones together (another)."""
+        together (one transaction). The games that ended are recorded for the tournament
+        together too (``TournamentGame`` rows, Elo, progress: one transaction) once there are
+        as many as games in flight, and when the match's last game ends: a game is already
+        written whole when it ends, and one left unrecorded by a worker that died is
+        recorded as it is by the next (``services.live_settle``)."""
         width = min(concurrency(), max(1, len(todo)))
         waiting = deque(todo)
         numbers: dict[int, int] = {}  # game id -> its number in the tournament
+        ended: list[tuple[int, int]] = []  # (number, game id), not recorded yet
         failures: list[BaseException] = []
         with driver.Driver(transport=self.transport, budget_ms=self.tournament.turn_timeout_ms,
                            answer=self.answer) as playing:
@@ -111,10 +116,12 @@ class MatchRun:
                 while waiting and not self._stop.is_set() and len(numbers) < width:
                     fresh = [waiting.popleft()
                              for _ in range(min(width - len(numbers), len(waiting)))]
-                    self._begin_and_hand(fresh, playing, numbers)
+                    ended.extend(self._begin_and_hand(fresh, playing, numbers))
+                if ended and (len(ended) >= width or not numbers):
+                    self._record(ended)
+                    ended = []
                 if not numbers:
                     break
-                finished = []
                 for outcome in _ended(playing):
                     number = numbers.pop(outcome.game_id)
                     if outcome.error is not None:  # the driver's own failure: the sweep
@@ -123,27 +130,26 @@ class MatchRun:
                     if not outcome.finished:  # someone changed it meanwhile (staff)
                         with suppress(GameNotRunning):
                             game_services.game_abort(game_id=outcome.game_id)
-                    finished.append((number, outcome.game_id))
-                if finished:
-                    self._record(finished)
+                    ended.append((number, outcome.game_id))
         if failures:
             raise failures[0]
 
     def _begin_and_hand(self, items: list[dict[str, Any]], playing: driver.Driver,
-                        numbers: dict[int, int]) -> None:
-        if self._cancelled():
-            self._stop.set()
-            return
+                        numbers: dict[int, int]) -> list[tuple[int, int]]:
+        """Begin ``items`` and hand them to the driver; the games over at once (every seat
+        but one forfeited at the start), to be recorded."""
         begun = self._begin(items)
-        if begun is None:  # the claim is gone
+        if begun is None:  # the claim is gone, or the tournament cancelled
             self._stop.set()
-            return
+            return []
+        over = []
         for item, (game, seats) in zip(items, begun, strict=True):
-            if game.is_over:  # every seat but one forfeited at the start
-                self._record([(item["number"], game.pk)])
+            if game.is_over:
+                over.append((item["number"], game.pk))
                 continue
             playing.submit(game.pk, loaded=(game, seats) if seats else None)
             numbers[game.pk] = item["number"]
+        return over
 
     def _record(self, finished: list[tuple[int, int]]) -> None:
         recorded = services.games_record(match_id=self.match.pk, token=self.token,

@@ -338,7 +338,8 @@ def games_begin(*, match_id: int, token: str,
                 items: Sequence[Mapping[str, Any]]) -> list[tuple[Game, list[Seat]]] | None:
     """Create and start the planned games ``items`` together (their bots seated, each dealt
     from its seed: ``games.batch``, a few multi-row statements) and note them as live on the
-    match, if the claim is still ours (else None, creating nothing). Each game's row and
+    match, if the claim is still ours and the tournament not cancelled (else None, creating
+    nothing). Each game's row and
     seats. No turn-clock tasks: the caller drives the games (``arena.runner``) and must mark
     them driven before the commit."""
     match = _match_claimed(match_id, token)
@@ -356,9 +357,13 @@ def games_begin(*, match_id: int, token: str,
 
 
 def _match_claimed(match_id: int, token: str) -> Match | None:
-    """The match, locked, if ``token``'s claim on it still runs."""
-    match = Match.objects.select_for_update().select_related("tournament").get(pk=match_id)
+    """The match, locked, if ``token``'s claim on it still runs and its tournament is not
+    cancelled (a running match stops before its next game)."""
+    match = Match.objects.select_for_update(of=("self",)).select_related(
+        "tournament", "tournament__owner").get(pk=match_id)
     if match.claim_token != token or match.status != MatchStatus.RUNNING:
+        return None
+    if match.tournament.status == TournamentStatus.CANCELLED:
         return None
     return match
 
@@ -451,7 +456,9 @@ def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int
     ``TournamentGame`` rows (their ids in the order given: the Elo order) and one update of
     the counters. Games recorded already are skipped; nothing is written if the claim is no
     longer ours. Returns how many games it recorded."""
-    match = Match.objects.select_for_update().select_related("tournament").get(pk=match_id)
+    # The match's row only: its tournament's is taken by the counter's update, briefly.
+    match = Match.objects.select_for_update(of=("self",)).select_related(
+        "tournament").get(pk=match_id)
     if match.claim_token != token:
         return 0
     done = set(TournamentGame.objects.filter(
