@@ -8,7 +8,8 @@ heuristic, twice each) run as ``python -m bots.serve`` processes on 127.0.0.1. T
 
 1. raw round trips: a bare aiohttp client POSTing signed, recorded turn payloads to the six
    bots at once (``bench.roundtrip.round_trips``), at the tournament's concurrency: workers x
-   games in flight per match (``TOURNAMENT_MATCH_CONCURRENCY``);
+   games in flight per match (``TOURNAMENT_MATCH_CONCURRENCY``); half of ``--seconds`` before
+   the arena http runs and half after, averaged (a shared machine's load drifts);
 2. arena http: the round robin (every pair plays ``--games-per-pairing`` games, one Celery
    task per pair) on 1 worker process, then on ``--workers`` processes (prefork, concurrency 1
    each), from ``tournament_start`` to the tournament finished (finalizer included). Bot turns
@@ -17,7 +18,8 @@ heuristic, twice each) run as ``python -m bots.serve`` processes on 127.0.0.1. T
    on ``--workers``, with the bots answered in the worker's process (bench/arena_inprocess.py:
    no HTTP, the arena's own cost);
 4. bare engine: the same games, the same strategies, the engine alone with no database, on as
-   many processes as there are workers.
+   many processes as there are workers; 1.5 s before the arena in-process runs and 1.5 s
+   after, averaged.
 
 Two ratios: R1 = bot turns/s (arena http, all workers) / raw round trips/s; R2 = games/s
 (arena in-process, all workers) / bare-engine games/s. Two scaling lines (games/s on 1 worker
@@ -264,9 +266,10 @@ def sweep(env: dict[str, str], servers: Sequence[tuple[str, str, str]], owner: A
           bots: Sequence[Any], count: int, level: int, seconds: float,
           common: dict[str, Any]) -> None:
     """R1 at one match concurrency: raw round trips at the same number of calls in flight."""
-    raw = raw_round_trips(servers, count * level, seconds)
+    before = raw_round_trips(servers, count * level, seconds / 2)
     with workers(env, count, extra={"TOURNAMENT_MATCH_CONCURRENCY": str(level)}):
         arena = tournament(owner, bots, label=f"sweep, match concurrency {level}", **common)
+    raw = (before + raw_round_trips(servers, count * level, seconds / 2)) / 2
     print(f"sweep: match concurrency {level} on {count} workers: raw {raw:.0f} round trips/s, "
           f"arena {arena['turns_s']:.0f} bot turns/s, {arena['games_s']:.2f} games/s, "
           f"ratio {arena['turns_s'] / raw:.2f}", flush=True)
@@ -359,15 +362,22 @@ def main() -> None:
         if args.sweep_only:
             return
         concurrency = args.workers * args.match_concurrency
-        raw = raw_round_trips(servers, concurrency, args.seconds)
-        print(f"raw round trips: {raw:.0f}/s at concurrency {concurrency} "
-              f"(bare aiohttp, six bots)", flush=True)
+        before = raw_round_trips(servers, concurrency, args.seconds / 2)
         http: dict[int, dict[str, float]] = {}
         for count in sorted({1, args.workers}):
             with workers(env, count):
                 http[count] = tournament(owner, bots, label=f"arena http, {count} worker(s)",
                                          **common)
+        after = raw_round_trips(servers, concurrency, args.seconds / 2)
+        raw = (before + after) / 2
+        print(f"raw round trips: {raw:.0f}/s at concurrency {concurrency} (bare aiohttp, six "
+              f"bots; {before:.0f}/s before the arena http runs, {after:.0f}/s after)",
+              flush=True)
         growth = http[args.workers]["games_s"] / http[1]["games_s"]
+        names = [strategy for strategy, _, _ in servers]
+        bare_args = {"options": options, "games": args.games_per_pairing, "seed": args.seed,
+                     "processes": args.workers, "seconds": 1.5}
+        bare_before = bare_engine(names, **bare_args)
         in_process_bots = json.dumps({url: strategy for strategy, url, _ in servers})
         local: dict[int, dict[str, float]] = {}
         for count in sorted({1, args.workers}):
@@ -382,9 +392,9 @@ def main() -> None:
         print(f"scaling, arena in-process (the arena's own cost): {local[1]['games_s']:.1f} "
               f"games/s on 1 worker, {local[args.workers]['games_s']:.1f} on {args.workers}: "
               f"{local_growth:.2f}x", flush=True)
-        names = [strategy for strategy, _, _ in servers]
-        bare = bare_engine(names, options=options, games=args.games_per_pairing,
-                           seed=args.seed, processes=args.workers)
+        bare = (bare_before + bare_engine(names, **bare_args)) / 2
+        print(f"bare engine: {bare:.1f} games/s (before and after the arena in-process runs, "
+              f"averaged)", flush=True)
         from django.db import connections
 
         connections.close_all()
