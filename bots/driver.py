@@ -44,6 +44,11 @@ from games.models import Game, Seat
 
 log = logging.getLogger(__name__)
 
+# The call log is written when this many calls are gathered, when no game is left in play,
+# and on close: a write costs an insert, a counter update per bot and outcome and a prune per
+# bot, which per game was half the statements of a tournament's game.
+_FLUSH_CALLS = 500
+
 # An in-process bot: (url, payload) -> the answer, or None to call the URL over HTTP
 # (bench/arena_inprocess.py).
 Answer = Callable[[str, Mapping[str, Any]], "bot_transport.CallResult | None"]
@@ -160,7 +165,8 @@ class Driver:
             elif kind == "done":
                 self._live.pop(play.outcome.game_id, None)
                 runner.drive_end(play.outcome.game_id)
-                self.flush()
+                if len(self._calls) >= _FLUSH_CALLS or not self._live:
+                    self.flush()
                 yield play.outcome
 
     def play(self, game_ids: Iterable[int]) -> list[Outcome]:
@@ -177,7 +183,8 @@ class Driver:
         self._stopping.set()
 
     def flush(self) -> None:
-        """Write the call log gathered so far (one insert)."""
+        """Write the call log gathered so far (one insert); ``results`` does it every
+        ``_FLUSH_CALLS`` calls and when no game is left in play."""
         calls = []
         while self._calls:
             calls.append(self._calls.popleft())
