@@ -46,7 +46,9 @@ def fault_bot() -> Iterator[FaultServer]:
 
 
 @pytest.fixture
-def reference_bots(alice: Any) -> Iterator[list[Any]]:
+def reference_bots(settings: Any, alice: Any) -> Iterator[list[Any]]:
+    """Two greedy reference bots, given time enough that a busy machine strikes nobody."""
+    settings.BOTS_TURN_TIMEOUT_MS = 5000
     registered = [register(alice, f"ref{i}", "http://127.0.0.1:9/") for i in range(2)]
     stops, bots = [], []
     for bot, secret in registered:
