@@ -544,7 +544,8 @@ def insert_many(model: type[models.Model], items: Sequence[models.Model | dict[s
     statement per batch: a whole game's moves and events, a driver's call log. ``items``:
     instances, or dicts by field name or attname (a missing field gets its default). The
     ORM's ``bulk_create`` prepares every value through its compiler (80 us a call-log row
-    here); these rows need only their JSON encoded and their ``auto_now(_add)`` times set."""
+    here); these rows need only their JSON encoded and their times set (``auto_now``: now;
+    ``auto_now_add``: now unless the row has its own, as a move made in memory has)."""
     if not items:
         return
     db = connections[DEFAULT_DB_ALIAS]  # the proxy looks itself up on every attribute
@@ -553,8 +554,10 @@ def insert_many(model: type[models.Model], items: Sequence[models.Model | dict[s
     stamp: Any = now if db.vendor == "postgresql" else db.ops.adapt_datetimefield_value(now)
     plan: list[tuple[str, str, str, Any]] = []
     for f in fields:
-        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
+        if getattr(f, "auto_now", False):
             plan.append((f.attname, f.name, "now", f))
+        elif getattr(f, "auto_now_add", False):  # a time the caller set stands (made earlier)
+            plan.append((f.attname, f.name, "added", f))
         elif isinstance(f, models.JSONField):
             plan.append((f.attname, f.name, "json", f))
         elif f.get_internal_type() in _RAW_TYPES:
@@ -564,20 +567,21 @@ def insert_many(model: type[models.Model], items: Sequence[models.Model | dict[s
     params: list[Any] = []
     for item in items:
         for attname, name, kind, f in plan:
-            if kind == "now":
+            if isinstance(item, dict):
+                value = item[attname] if attname in item else item.get(name, _MISSING)
+                if value is _MISSING:
+                    value = None if kind in ("now", "added") else f.get_default()
+            else:
+                value = getattr(item, attname)
+            if kind == "now" or (kind == "added" and value is None):
                 params.append(stamp)
                 if isinstance(item, dict):
                     item[attname] = now  # the caller's row learns it too (a replay shows it)
                 else:
                     setattr(item, attname, now)
-                continue
-            if isinstance(item, dict):
-                value = item[attname] if attname in item else item.get(name, _MISSING)
-                if value is _MISSING:
-                    value = f.get_default()
-            else:
-                value = getattr(item, attname)
-            if kind == "json":
+            elif kind == "added":
+                params.append(f.get_db_prep_save(value, db))
+            elif kind == "json":
                 params.append(None if value is None else json.dumps(value, cls=f.encoder))
             elif kind == "prep":
                 params.append(f.get_db_prep_save(value, db))
