@@ -47,6 +47,15 @@ log = logging.getLogger(__name__)
 # An in-process bot: (url, payload) -> the answer, or None to call the URL over HTTP
 # (bench/arena_inprocess.py).
 Answer = Callable[[str, Mapping[str, Any]], "bot_transport.CallResult | None"]
+_in_process: Answer | None = None
+
+
+def answer_in_process(answer: Answer | None) -> None:
+    """From now on, every ``Driver`` made without an ``answer`` of its own uses ``answer``
+    (None: none). For benchmarks that answer bots in the worker's process
+    (bench/arena_inprocess.py), whose drivers are made by code they do not call."""
+    global _in_process
+    _in_process = answer
 
 
 @dataclass
@@ -112,7 +121,7 @@ class Driver:
         self.transport = transport or bot_transport.default_transport()
         self.notices = notices
         self.budget_ms = budget_ms
-        self.answer = answer
+        self.answer = answer if answer is not None else _in_process
         self.max_turns = max_turns
         self._stopping = threading.Event()
         self._calls: deque[dict[str, Any]] = deque()  # the call log, appended on the loop
