@@ -344,13 +344,17 @@ class Driver:
         timeout = min(runner.NOTICE_TIMEOUT_SECONDS, play.budget_ms / 1000 * 2)
         seats = [seat for seat in play.seats.values() if seat.enabled]
 
+        encoded = bot_transport.encode(body)  # once for every seat (an end notice is big)
+
         async def one(seat: _Seat) -> None:
-            payload = {**body, "seat": seat.index}
-            result = self.answer(seat.url, payload) if self.answer is not None else None
+            result = None
+            if self.answer is not None:
+                result = self.answer(seat.url, {**body, "seat": seat.index})
             if result is None:
+                # The body with the seat's own ``"seat"`` member added at its end.
+                payload = b"%s,\"seat\":%d}" % (encoded[:-1], seat.index)
                 result = await self.transport.post_body(
-                    seat.url, bot_transport.encode(payload), secrets=seat.secrets,
-                    timeout=timeout)
+                    seat.url, payload, secrets=seat.secrets, timeout=timeout)
             self._calls.append({
                 "bot_id": seat.bot_id, "kind": kind, "latency_ms": result.latency_ms,
                 "status": result.status, "error": result.error or "",
