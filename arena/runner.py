@@ -52,11 +52,6 @@ from games.models import Game, Seat
 log = logging.getLogger(__name__)
 
 
-# Bots answered in this process instead of over HTTP (bench/arena_inprocess.py sets it in its
-# worker); None in the product.
-in_process_answer: driver.Answer | None = None
-
-
 def concurrency() -> int:
     """Games in flight per match: they share one event loop, and this thread writes them."""
     return max(1, int(settings.TOURNAMENT_MATCH_CONCURRENCY))
@@ -77,7 +72,7 @@ class MatchRun:
         self.tournament: Tournament = match.tournament
         self.on_progress = on_progress
         self.transport = transport
-        self.answer = answer if answer is not None else in_process_answer
+        self.answer = answer  # None: over HTTP (or the process's, bots.driver.answer_in_process)
         self._stop = threading.Event()  # the claim is lost or the tournament cancelled
         self._done = threading.Event()  # the match's games are over (heartbeat ends)
 

@@ -50,9 +50,9 @@ def answer_for(bots: Mapping[str, str], seed: int = 0
 
 def install(bots: Mapping[str, str], seed: int = 0) -> None:
     """Answer ``bots`` in-process in every match this process plays from now on."""
-    from arena import runner
+    from bots import driver
 
-    runner.in_process_answer = answer_for(bots, seed)
+    driver.answer_in_process(answer_for(bots, seed))
 
 
 if os.environ.get("BENCH_INPROCESS_BOTS"):

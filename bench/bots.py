@@ -63,9 +63,16 @@ def _django(sqlite_dir: str) -> None:
 
 
 def _new_game(owner: Any, bots: list[Any]) -> int:
-    from tests.bots.helpers import bot_table
+    """A running game between the bots, made as a tournament makes its games (seated and
+    dealt from a seed in one transaction, then started): a full game, hands up to 500
+    points."""
+    import secrets
 
-    return bot_table(owner, bots, options={}).pk  # a full game: hands up to 500 points
+    from games import services as game_services
+
+    game = game_services.game_create_seated(user=owner, options={}, seed=secrets.randbits(63),
+                                            bots=[bot.pk for bot in bots])
+    return game_services.game_start(game_id=game.pk, user=owner).pk
 
 
 def bot_turns(owner: Any, bots: list[Any], transport: Any, *, concurrency: int,

@@ -52,6 +52,15 @@ _FLUSH_CALLS = 500
 # An in-process bot: (url, payload) -> the answer, or None to call the URL over HTTP
 # (bench/arena_inprocess.py).
 Answer = Callable[[str, Mapping[str, Any]], "bot_transport.CallResult | None"]
+_in_process: Answer | None = None
+
+
+def answer_in_process(answer: Answer | None) -> None:
+    """From now on, every ``Driver`` made without an ``answer`` of its own uses ``answer``
+    (None: none). For benchmarks that answer bots in the worker's process
+    (bench/arena_inprocess.py), whose drivers are made by code they do not call."""
+    global _in_process
+    _in_process = answer
 
 
 @dataclass
@@ -74,6 +83,13 @@ class _Seat:
     index: int
     bot: Bot
     secrets: list[str]
+    # The bot's facts a turn reads, as plain attributes (a model's ``pk`` is a property).
+    bot_id: int = 0
+    url: str = ""
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        self.bot_id, self.url, self.enabled = self.bot.pk, self.bot.url, self.bot.enabled
 
 
 @dataclass
@@ -110,7 +126,7 @@ class Driver:
         self.transport = transport or bot_transport.default_transport()
         self.notices = notices
         self.budget_ms = budget_ms
-        self.answer = answer
+        self.answer = answer if answer is not None else _in_process
         self.max_turns = max_turns
         self._stopping = threading.Event()
         self._calls: deque[dict[str, Any]] = deque()  # the call log, appended on the loop
@@ -191,7 +207,10 @@ class Driver:
         bot_services.calls_record(calls)
 
     def close(self) -> None:
-        """Stop, record what is left, and end the loop (its connections closed)."""
+        """Stop, record what is left, and end the loop (its connections closed). Again: a
+        no-op."""
+        if self._loop.is_closed():
+            return
         self.stop()
         for _ in self.results():
             pass
@@ -285,39 +304,40 @@ class Driver:
         seat = play.seats.get(seat_index) if seat_index is not None else None
         if seat is None:
             return False
-        bot, game = seat.bot, played.game
-        call = {"bot_id": bot.pk, "kind": CallKind.TURN, "game_id": game.pk,
-                "version": game.version, "seat": seat.index}
-        if not bot.enabled:
-            self._fail(play, seat.index, call, runner.DISABLED, "The bot is disabled.", None, 0.0)
+        game, game_id, version = played.game, play.outcome.game_id, played.version
+        call = {"bot_id": seat.bot_id, "kind": CallKind.TURN, "game_id": game_id,
+                "version": version, "seat": seat_index}
+        if not seat.enabled:
+            self._fail(play, seat_index, call, runner.DISABLED, "The bot is disabled.", None, 0.0)
             return True
-        view = played.view(seat.index)
+        view = played.view(seat_index)
         payload = {
-            "protocol": runner.PROTOCOL, "type": "turn", "game": game.pk,
-            "version": game.version, "seat": seat.index, "options": game.options,
-            "view": view, "legal_moves": view.get("legal_moves", []),
-            "budget_ms": play.budget_ms, "latency": runner.latencies.known(bot.pk),
+            "protocol": runner.PROTOCOL, "type": "turn", "game": game_id, "version": version,
+            "seat": seat_index, "options": game.options, "view": view,
+            "legal_moves": view.get("legal_moves", []), "budget_ms": play.budget_ms,
+            "latency": runner.latencies.known(seat.bot_id),
         }
-        result = self.answer(bot.url, payload) if self.answer is not None else None
+        result = self.answer(seat.url, payload) if self.answer is not None else None
         if result is None:
             result = await self.transport.post_body(
-                bot.url, bot_transport.encode(payload), secrets=seat.secrets,
+                seat.url, bot_transport.encode(payload), secrets=seat.secrets,
                 timeout=play.budget_ms / 1000)
-        runner.latencies.add(bot.pk, result.latency_ms)
+        runner.latencies.add(seat.bot_id, result.latency_ms)
         move, error, detail = runner.judge(result)
         if move is not None:
             try:
-                played.play(seat.index, move)
+                played.play(seat_index, move)
             except MalformedMoveError as exc:
                 error, detail = runner.MALFORMED, str(exc.detail)
             except IllegalMoveError as exc:
                 error, detail = runner.ILLEGAL, str(exc.detail)
             else:
                 play.turns += 1
-                self._calls.append({**call, "latency_ms": result.latency_ms,
-                                    "status": result.status, "outcome": runner.MOVED})
+                call["latency_ms"], call["status"] = result.latency_ms, result.status
+                call["outcome"] = runner.MOVED
+                self._calls.append(call)
                 return True
-        self._fail(play, seat.index, call, error, detail, result.status, result.latency_ms)
+        self._fail(play, seat_index, call, error, detail, result.status, result.latency_ms)
         return True
 
     def _fail(self, play: _Play, seat: int, call: dict[str, Any], error: str, detail: str,
@@ -332,17 +352,21 @@ class Driver:
         """A notice to every enabled bot at the table, all at once; failures only logged."""
         game = play.played.game
         timeout = min(runner.NOTICE_TIMEOUT_SECONDS, play.budget_ms / 1000 * 2)
-        seats = [seat for seat in play.seats.values() if seat.bot.enabled]
+        seats = [seat for seat in play.seats.values() if seat.enabled]
+
+        encoded = bot_transport.encode(body)  # once for every seat (an end notice is big)
 
         async def one(seat: _Seat) -> None:
-            payload = {**body, "seat": seat.index}
-            result = self.answer(seat.bot.url, payload) if self.answer is not None else None
+            result = None
+            if self.answer is not None:
+                result = self.answer(seat.url, {**body, "seat": seat.index})
             if result is None:
+                # The body with the seat's own ``"seat"`` member added at its end.
+                payload = b"%s,\"seat\":%d}" % (encoded[:-1], seat.index)
                 result = await self.transport.post_body(
-                    seat.bot.url, bot_transport.encode(payload), secrets=seat.secrets,
-                    timeout=timeout)
+                    seat.url, payload, secrets=seat.secrets, timeout=timeout)
             self._calls.append({
-                "bot_id": seat.bot.pk, "kind": kind, "latency_ms": result.latency_ms,
+                "bot_id": seat.bot_id, "kind": kind, "latency_ms": result.latency_ms,
                 "status": result.status, "error": result.error or "",
                 "detail": result.detail if not result.ok else "", "game_id": game.pk,
                 "version": game.version, "seat": seat.index,

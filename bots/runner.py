@@ -147,13 +147,12 @@ class _Latencies:
 
 def percentiles(values: list[float]) -> dict[str, float | None]:
     """p50 and p99 (nearest rank) of sorted ``values``; None when there are none."""
-    if not values:
+    n = len(values)
+    if not n:
         return {"p50_ms": None, "p99_ms": None}
-
-    def rank(p: float) -> float:
-        return round(values[min(len(values) - 1, max(0, -(-len(values) * p // 100) - 1))], 2)
-
-    return {"p50_ms": rank(50), "p99_ms": rank(99)}
+    # Nearest rank: the ceil(n * p / 100)-th smallest value (n >= 1, so the index is >= 0).
+    return {"p50_ms": round(values[-(-n * 50 // 100) - 1], 2),
+            "p99_ms": round(values[-(-n * 99 // 100) - 1], 2)}
 
 
 _NO_LATENCY: dict[str, float | None] = {"p50_ms": None, "p99_ms": None}

@@ -216,9 +216,10 @@ def call_log_prune(*, bot_id: int, keep: int | None = None) -> int:
     return deleted
 
 
+@transaction.atomic
 def calls_record(calls: list[dict[str, Any]]) -> None:
     """``call_record`` for many calls at once (a driven game's batch): one insert, and one
-    update per counter."""
+    update per counter, in one transaction (one commit, not one per statement)."""
     if not calls:
         return
     counts: dict[tuple[int, str], int] = {}

@@ -23,7 +23,7 @@ from typing import Any
 
 from django.db import transaction
 
-from games import clock_checks, notify, rows
+from games import clock, clock_checks, notify, rows
 from games import services as game_services
 from games import uno as engine
 from games.errors import GameNotRunning, NotAPlayer, NotYourTurn, SeatForfeited
@@ -60,12 +60,13 @@ class MemoryBook:
              source: str) -> None:
         # A row, not a model instance: a game's moves are many, and only inserted.
         row = {"game_id": game.pk, "number": number, "version": version, "seat": seat,
-               "move": move, "source": source}
+               "move": move, "source": source, "created_at": clock.now()}  # when it was made
         self.moves.append(row)
         if self.deals is not None:
-            self.history.append(row)  # its created_at is set as it is inserted
+            self.history.append(row)
 
     def event(self, event: GameEvent) -> GameEvent:
+        event.created_at = clock.now()  # when it happened, not when it is written
         self.events.append(event)
         return event
 

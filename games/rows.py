@@ -542,48 +542,22 @@ def insert_many(model: type[models.Model], items: Sequence[models.Model | dict[s
                 ) -> None:
     """Insert new rows of ``model`` (what ``bulk_create`` does, ids not read back), a
     statement per batch: a whole game's moves and events, a driver's call log. ``items``:
-    instances, or dicts by field name or attname (a missing field gets its default). The
-    ORM's ``bulk_create`` prepares every value through its compiler (80 us a call-log row
-    here); these rows need only their JSON encoded and their ``auto_now(_add)`` times set."""
+    instances, or dicts by attname (a missing field gets its default). The ORM's
+    ``bulk_create`` prepares every value through its compiler (80 us a call-log row here);
+    these rows need only their JSON encoded and their times set (``auto_now``: now;
+    ``auto_now_add``: now unless the row has its own, as a move made in memory has)."""
     if not items:
         return
     db = connections[DEFAULT_DB_ALIAS]  # the proxy looks itself up on every attribute
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
     now = timezone.now()
-    stamp: Any = now if db.vendor == "postgresql" else db.ops.adapt_datetimefield_value(now)
-    plan: list[tuple[str, str, str, Any]] = []
-    for f in fields:
-        if getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-            plan.append((f.attname, f.name, "now", f))
-        elif isinstance(f, models.JSONField):
-            plan.append((f.attname, f.name, "json", f))
-        elif f.get_internal_type() in _RAW_TYPES:
-            plan.append((f.attname, f.name, "", f))
-        else:
-            plan.append((f.attname, f.name, "prep", f))
+    getters = [_getter(f, db, now) for f in fields]
     params: list[Any] = []
     for item in items:
-        for attname, name, kind, f in plan:
-            if kind == "now":
-                params.append(stamp)
-                if isinstance(item, dict):
-                    item[attname] = now  # the caller's row learns it too (a replay shows it)
-                else:
-                    setattr(item, attname, now)
-                continue
-            if isinstance(item, dict):
-                value = item[attname] if attname in item else item.get(name, _MISSING)
-                if value is _MISSING:
-                    value = f.get_default()
-            else:
-                value = getattr(item, attname)
-            if kind == "json":
-                params.append(None if value is None else json.dumps(value, cls=f.encoder))
-            elif kind == "prep":
-                params.append(f.get_db_prep_save(value, db))
-            else:
-                params.append(value)
-    width = len(plan)
+        if not isinstance(item, dict):
+            item = {f.attname: getattr(item, f.attname) for f in fields}
+        params.extend([get(item) for get in getters])
+    width = len(fields)
     if db.vendor == "postgresql":
         _copy_rows(db, model, fields, params, width)
         return
@@ -593,6 +567,34 @@ def insert_many(model: type[models.Model], items: Sequence[models.Model | dict[s
             count = min(batch, len(items) - start)
             sql, _ = _insert_many_sql(model, db.vendor, count)
             cursor.execute(sql, params[start * width:(start + count) * width])
+
+
+def _getter(field: models.Field[Any, Any], db: Any, now: Any) -> Callable[[dict[str, Any]], Any]:
+    """How ``insert_many`` takes one field's parameter from a row (a dict by attname)."""
+    key = field.attname
+    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        keep = not getattr(field, "auto_now", False)  # auto_now_add: a time set stands
+        postgres = db.vendor == "postgresql"
+
+        def stamp(row: dict[str, Any]) -> Any:
+            value = row.get(key) if keep else None
+            if value is None:
+                value = now
+            return value if postgres else db.ops.adapt_datetimefield_value(value)
+
+        return stamp
+    default = field.get_default() if field.has_default() or field.null else None
+    if isinstance(field, models.JSONField):
+        encoder = field.encoder
+
+        def encoded(row: dict[str, Any]) -> Any:
+            value = row.get(key, default)
+            return None if value is None else json.dumps(value, cls=encoder)
+
+        return encoded
+    if field.get_internal_type() in _RAW_TYPES:
+        return lambda row: row.get(key, default)
+    return lambda row: field.get_db_prep_save(row.get(key, default), db)
 
 
 _MISSING = object()

@@ -46,7 +46,9 @@ def fault_bot() -> Iterator[FaultServer]:
 
 
 @pytest.fixture
-def reference_bots(alice: Any) -> Iterator[list[Any]]:
+def reference_bots(settings: Any, alice: Any) -> Iterator[list[Any]]:
+    """Two greedy reference bots, given time enough that a busy machine strikes nobody."""
+    settings.BOTS_TURN_TIMEOUT_MS = 5000
     registered = [register(alice, f"ref{i}", "http://127.0.0.1:9/") for i in range(2)]
     stops, bots = [], []
     for bot, secret in registered:
@@ -187,3 +189,12 @@ def test_a_bot_that_never_answers_is_forfeited_through_the_driver(
     assert seat.forfeited and seat.strikes == 2
     assert GameEvent.objects.filter(game_id=game.pk, kind=EventKind.FORFEITED).count() == 1
     assert outcome.game is not None and outcome.game.winner == 1 - seat.index
+    # Each bot's notices name its own seat; the end notice's replay (made in memory) is the
+    # stored game's.
+    notices = [r.json() for r in fault_bot.requests if r.json().get("type") in ("start", "end")]
+    assert sorted((n["type"], n["seat"]) for n in notices) == [
+        ("end", 0), ("end", 1), ("start", 0), ("start", 1)]
+    ends = [n["replay"] for n in notices if n["type"] == "end"]
+    stored = runner.notice_body(game=Game.objects.get(pk=game.pk), kind="end",
+                                seats=list(Seat.objects.filter(game_id=game.pk)))
+    assert ends == [stored["replay"]] * 2
