@@ -1,30 +1,39 @@
-"""Plays one claimed match: its unrecorded games, several at once, each recorded as it ends.
+"""Plays one claimed match: its unrecorded games, many at once on one event loop, each
+recorded as it ends.
 
 ``MatchRun.run`` (called by ``services.match_play`` after the claim):
 
 1. Settles the games a dead worker left live on the match (``services.live_settle``): one
    that finished is recorded; one still running is aborted and dealt again from the same
    seed, so the tournament stays exactly replayable.
-2. Plays the games not yet recorded, TOURNAMENT_MATCH_CONCURRENCY at a time (bot calls are
-   I/O; SQLite, which takes one writer at a time, gets one). Each game: created with its
-   bots seated and its planned seed, started, played by ``bots.runner.play_game`` in this
-   thread (the bots' dispatcher leaves a driven game alone), recorded by
-   ``services.game_record`` in one transaction.
+2. Plays the games not yet recorded, TOURNAMENT_MATCH_CONCURRENCY in flight at once, through
+   one ``bots.driver.Driver`` (every seat is a bot: each game is played in memory on the
+   driver's event loop and written whole when it ends, in one transaction). This thread does
+   every database write: it begins games together (created with their bots seated and their
+   planned seeds, and started: ``services.games_begin``, one transaction), hands them to the
+   driver, records what the driver asks it to, and records the games that ended while it
+   waited together (``services.games_record``, one transaction: their ``TournamentGame``
+   rows, Elo and progress), so the fixed cost of beginning and recording a game is shared by
+   the games in flight.
 3. A heartbeat thread renews the claim every TOURNAMENT_HEARTBEAT_SECONDS. When it cannot (the
    match was taken over, or ended) or the tournament is cancelled, no further game starts.
 4. Ends the match (done, or cancelled) if the claim is still ours.
 
 A disabled bot's seats are forfeited as its game starts; a bot that stops answering is struck
-on each failed call and forfeited at the table's max strikes (``games.services``): either way
-its games end, and the match goes on.
+on each failed call and forfeited at the table's max strikes (``games.services``' rules):
+either way its games end, and the match goes on.
+
+A worker that dies mid-match loses only its games' unrecorded stretches: each stored game
+stands at the version it was last written at, and the worker that takes the match over
+aborts it and deals it again from the same seed (step 1).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, suppress
 from typing import Any
 
@@ -33,19 +42,18 @@ from django.db import close_old_connections, connection, transaction
 
 from arena import services
 from arena.models import Match, Tournament, TournamentGame, TournamentStatus
+from bots import driver
 from bots import runner as bot_runner
 from bots import transport as bot_transport
-from bots.models import Bot
 from games import services as game_services
 from games.errors import GameNotRunning
-from games.models import Game
+from games.models import Game, Seat
 
 log = logging.getLogger(__name__)
 
 
 def concurrency() -> int:
-    if connection.vendor == "sqlite":
-        return 1  # one writer at a time: threads would only wait on the database lock
+    """Games in flight per match: they share one event loop, and this thread writes them."""
     return max(1, int(settings.TOURNAMENT_MATCH_CONCURRENCY))
 
 
@@ -57,15 +65,16 @@ class MatchRun:
         *,
         on_progress: Callable[[], None] | None = None,
         transport: bot_transport.BotTransport | None = None,
+        answer: driver.Answer | None = None,
     ) -> None:
         self.match = match
         self.token = token
         self.tournament: Tournament = match.tournament
         self.on_progress = on_progress
         self.transport = transport
+        self.answer = answer  # None: over HTTP (or the process's, bots.driver.answer_in_process)
         self._stop = threading.Event()  # the claim is lost or the tournament cancelled
         self._done = threading.Event()  # the match's games are over (heartbeat ends)
-        self._progress_lock = threading.Lock()
 
     # --- the match ------------------------------------------------------------------------
     def run(self) -> None:
@@ -77,19 +86,71 @@ class MatchRun:
                                 name=f"match-{self.match.pk}-heartbeat")
         beat.start()
         try:
-            workers = min(concurrency(), max(1, len(todo)))
-            if workers == 1:
-                for item in todo:
-                    self._play(item, own_connection=False)
-            else:
-                with ThreadPoolExecutor(workers, thread_name_prefix="match") as pool:
-                    for future in [pool.submit(self._play, item) for item in todo]:
-                        future.result()
+            self._play_all(todo)
         finally:
             self._done.set()
             beat.join()
         services.match_end(match_id=self.match.pk, token=self.token,
                            cancelled=self._cancelled())
+
+    def _play_all(self, todo: list[dict[str, Any]]) -> None:
+        """Keep ``concurrency()`` games in flight: whenever games end, begin as many new ones
+        together (one transaction). The games that ended are recorded for the tournament
+        together too (``TournamentGame`` rows, Elo, progress: one transaction) once there are
+        as many as games in flight, and when the match's last game ends: a game is already
+        written whole when it ends, and one left unrecorded by a worker that died is
+        recorded as it is by the next (``services.live_settle``)."""
+        width = min(concurrency(), max(1, len(todo)))
+        waiting = deque(todo)
+        numbers: dict[int, int] = {}  # game id -> its number in the tournament
+        ended: list[tuple[int, int]] = []  # (number, game id), not recorded yet
+        failures: list[BaseException] = []
+        with driver.Driver(transport=self.transport, budget_ms=self.tournament.turn_timeout_ms,
+                           answer=self.answer) as playing:
+            while True:
+                while waiting and not self._stop.is_set() and len(numbers) < width:
+                    fresh = [waiting.popleft()
+                             for _ in range(min(width - len(numbers), len(waiting)))]
+                    ended.extend(self._begin_and_hand(fresh, playing, numbers))
+                if ended and (len(ended) >= width or not numbers):
+                    self._record(ended)
+                    ended = []
+                if not numbers:
+                    break
+                for outcome in _ended(playing):
+                    number = numbers.pop(outcome.game_id)
+                    if outcome.error is not None:  # the driver's own failure: the sweep
+                        failures.append(outcome.error)  # takes the match over
+                        continue
+                    if not outcome.finished:  # someone changed it meanwhile (staff)
+                        with suppress(GameNotRunning):
+                            game_services.game_abort(game_id=outcome.game_id)
+                    ended.append((number, outcome.game_id))
+        if failures:
+            raise failures[0]
+
+    def _begin_and_hand(self, items: list[dict[str, Any]], playing: driver.Driver,
+                        numbers: dict[int, int]) -> list[tuple[int, int]]:
+        """Begin ``items`` and hand them to the driver; the games over at once (every seat
+        but one forfeited at the start), to be recorded."""
+        begun = self._begin(items)
+        if begun is None:  # the claim is gone, or the tournament cancelled
+            self._stop.set()
+            return []
+        over = []
+        for item, (game, seats) in zip(items, begun, strict=True):
+            if game.is_over:
+                over.append((item["number"], game.pk))
+                continue
+            playing.submit(game.pk, loaded=(game, seats) if seats else None)
+            numbers[game.pk] = item["number"]
+        return over
+
+    def _record(self, finished: list[tuple[int, int]]) -> None:
+        recorded = services.games_record(match_id=self.match.pk, token=self.token,
+                                         finished=finished)
+        if recorded and self.on_progress is not None:
+            self.on_progress()
 
     def _cancelled(self) -> bool:
         return Tournament.objects.filter(
@@ -113,43 +174,34 @@ class MatchRun:
         finally:
             connection.close()
 
-    # --- one game -------------------------------------------------------------------------
-    def _play(self, item: dict[str, Any], *, own_connection: bool = True) -> None:
-        if own_connection:
-            close_old_connections()
-        try:
-            if self._stop.is_set() or self._cancelled():
-                self._stop.set()
-                return
-            game = self._begin(item)
-            if game is None:
-                self._stop.set()
-                return
-            with bot_runner.budget(self.tournament.turn_timeout_ms):
-                final = bot_runner.play_game(game.pk, transport=self.transport)
-            if not final.is_over:  # cannot happen with bots only; never leave it running
-                with suppress(GameNotRunning):
-                    game_services.game_abort(game_id=game.pk)
-            recorded = services.game_record(match_id=self.match.pk, token=self.token,
-                                            number=item["number"], game_id=game.pk)
-            if recorded and self.on_progress is not None:
-                with self._progress_lock:
-                    self.on_progress()
-        finally:
-            if own_connection:
-                connection.close()
-
-    def _begin(self, item: dict[str, Any]) -> Game | None:
-        """Create and start the game; this process's bot dispatcher leaves it to us."""
+    # --- beginning games ----------------------------------------------------------------
+    def _begin(self, items: list[dict[str, Any]]) -> list[tuple[Game, list[Seat]]] | None:
+        """Create and start the games together (``services.games_begin``), marked driven here
+        before they commit so that this process's bot dispatcher leaves them to the driver; a
+        disabled bot's seats forfeited (that game's seats then read again by the driver: an
+        empty list). None if the claim is no longer ours."""
         with ExitStack() as stack, transaction.atomic():
-            game = services.game_begin(match_id=self.match.pk, token=self.token, item=item)
-            if game is None:
+            begun = services.games_begin(match_id=self.match.pk, token=self.token, items=items)
+            if begun is None:
                 return None
-            stack.enter_context(bot_runner.driving(game.pk))
-            game = game_services.game_start(game_id=game.pk, user=self.tournament.owner)
-            disabled = set(Bot.objects.filter(pk__in=item["seats"], enabled=False)
-                           .values_list("pk", flat=True))
-            for seat, bot in enumerate(item["seats"]):
-                if bot in disabled and not game.is_over:
-                    game = game_services.seat_forfeit(game_id=game.pk, seat=seat)
-        return game
+            for game, _ in begun:
+                stack.enter_context(bot_runner.driving(game.pk))
+            out: list[tuple[Game, list[Seat]]] = []
+            for game, seats in begun:
+                disabled = [s.index for s in seats if not s.bot.enabled]  # read with the seats
+                for seat in disabled:
+                    if not game.is_over:
+                        game = game_services.seat_forfeit(game_id=game.pk, seat=seat)
+                out.append((game, [] if disabled else seats))
+        return out
+
+
+def _ended(playing: driver.Driver) -> list[driver.Outcome]:
+    """The games that ended since last asked: waits for one (recording what the driver asks
+    meanwhile), then takes every other one already over without waiting."""
+    out: list[driver.Outcome] = []
+    for outcome in playing.results():
+        out.append(outcome)
+        break
+    out.extend(playing.results(timeout=0))
+    return out

@@ -20,7 +20,7 @@ import logging
 import math
 import secrets
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -45,6 +45,7 @@ from arena.models import (
 from arena.ratings import EloLadder, GameResult, bradley_terry, canonical_rule_set, standings
 from bots.models import Bot
 from core.api_errors import ApiError
+from games import batch
 from games import services as game_services
 from games.models import Game, GameStatus, Seat
 from games.uno.cards import POINTS, POINTS_2022
@@ -317,9 +318,10 @@ def game_turn_seconds(turn_timeout_ms: int) -> int:
 @transaction.atomic
 def game_begin(*, match_id: int, token: str, item: Mapping[str, Any]) -> Game | None:
     """Create the planned game ``item`` (its bots seated, dealt from its seed) and note it as
-    live on the match, if the claim is still ours. Not started: see ``arena.runner``."""
-    match = Match.objects.select_for_update().select_related("tournament").get(pk=match_id)
-    if match.claim_token != token or match.status != MatchStatus.RUNNING:
+    live on the match, if the claim is still ours. Not started (what a worker that died
+    before starting it leaves; the runner begins games with ``games_begin``)."""
+    match = _match_claimed(match_id, token)
+    if match is None:
         return None
     tournament = match.tournament
     game = game_services.game_create_seated(
@@ -327,9 +329,48 @@ def game_begin(*, match_id: int, token: str, item: Mapping[str, Any]) -> Game | 
         bots=item["seats"], turn_seconds=game_turn_seconds(tournament.turn_timeout_ms),
         max_strikes=tournament.max_strikes,
     )
-    match.live = {**match.live, str(item["number"]): game.pk}
-    match.save(update_fields=["live"])
+    _live_add(match, [(item, game)])
     return game
+
+
+@transaction.atomic
+def games_begin(*, match_id: int, token: str,
+                items: Sequence[Mapping[str, Any]]) -> list[tuple[Game, list[Seat]]] | None:
+    """Create and start the planned games ``items`` together (their bots seated, each dealt
+    from its seed: ``games.batch``, a few multi-row statements) and note them as live on the
+    match, if the claim is still ours and the tournament not cancelled (else None, creating
+    nothing). Each game's row and
+    seats. No turn-clock tasks: the caller drives the games (``arena.runner``) and must mark
+    them driven before the commit."""
+    match = _match_claimed(match_id, token)
+    if match is None:
+        return None
+    tournament = match.tournament
+    tables = batch.tables_create_started(
+        user=tournament.owner, options=tournament.options,
+        tables=[(item["seed"], item["seats"]) for item in items],
+        turn_seconds=game_turn_seconds(tournament.turn_timeout_ms),
+        max_strikes=tournament.max_strikes, clock_tasks=False,
+    )
+    _live_add(match, [(item, game) for item, (game, _) in zip(items, tables, strict=True)])
+    return tables
+
+
+def _match_claimed(match_id: int, token: str) -> Match | None:
+    """The match, locked, if ``token``'s claim on it still runs and its tournament is not
+    cancelled (a running match stops before its next game)."""
+    match = Match.objects.select_for_update(of=("self",)).select_related(
+        "tournament", "tournament__owner").get(pk=match_id)
+    if match.claim_token != token or match.status != MatchStatus.RUNNING:
+        return None
+    if match.tournament.status == TournamentStatus.CANCELLED:
+        return None
+    return match
+
+
+def _live_add(match: Match, begun: list[tuple[Mapping[str, Any], Game]]) -> None:
+    match.live = {**match.live, **{str(item["number"]): game.pk for item, game in begun}}
+    match.save(update_fields=["live"])
 
 
 def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
@@ -337,6 +378,8 @@ def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
     ``token``: one that finished is recorded as it is; one still running is aborted and will
     be dealt again from the same seed. Returns (recorded, aborted)."""
     match = Match.objects.get(pk=match_id)
+    if not match.live:
+        return 0, 0  # the common case: nothing was left live
     recorded_numbers = set(TournamentGame.objects.filter(match=match)
                            .values_list("number", flat=True))
     recorded = aborted = 0
@@ -362,9 +405,11 @@ def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
 
 
 # --- recording ---------------------------------------------------------------------------------
-def game_result(game: Game) -> dict[str, Any]:
-    """What the tournament keeps of a finished game (see ``TournamentGame.result``)."""
-    seats = sorted(Seat.objects.filter(game=game), key=lambda s: s.index)
+def game_result(game: Game, *, seats: Sequence[Seat] | None = None) -> dict[str, Any]:
+    """What the tournament keeps of a finished game (see ``TournamentGame.result``);
+    ``seats``: its seats, if read already."""
+    seats = sorted(seats if seats is not None else Seat.objects.filter(game=game),
+                   key=lambda s: s.index)
     points_left = _points_left(game, len(seats))
     forfeited = [s.index for s in seats if s.forfeited]
     result = GameResult(
@@ -397,46 +442,75 @@ def _points_left(game: Game, n: int) -> list[int]:
     return [sum(table[c] for c in hand) for hand in state.hands]
 
 
-@transaction.atomic
 def game_record(*, match_id: int, token: str, number: int, game_id: int) -> bool:
     """Record a finished game of the match in one transaction: its ``TournamentGame``, the
     progress counters and (rated) the Elo update with its history. False, writing nothing,
     if the claim is no longer ours or the game is recorded already."""
-    match = Match.objects.select_for_update().select_related("tournament").get(pk=match_id)
+    return bool(games_record(match_id=match_id, token=token, finished=[(number, game_id)]))
+
+
+@transaction.atomic
+def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int]]) -> int:
+    """``game_record`` for several finished games of the match (``(number, game id)`` each)
+    in one transaction: one lock of the match and of the seats' ratings, one insert of the
+    ``TournamentGame`` rows (their ids in the order given: the Elo order) and one update of
+    the counters. Games recorded already are skipped; nothing is written if the claim is no
+    longer ours. Returns how many games it recorded."""
+    # The match's row only: its tournament's is taken by the counter's update, briefly.
+    match = Match.objects.select_for_update(of=("self",)).select_related(
+        "tournament").get(pk=match_id)
     if match.claim_token != token:
-        return False
-    if TournamentGame.objects.filter(match=match, number=number).exists():
-        return False
-    item = next(i for i in match.plan if i["number"] == number)
-    game = Game.objects.get(pk=game_id)
-    result = game_result(game)
+        return 0
+    done = set(TournamentGame.objects.filter(
+        match=match, number__in=[n for n, _ in finished]).values_list("number", flat=True))
+    todo = []
+    for number, game_id in finished:
+        if number not in done:
+            done.add(number)
+            todo.append((number, game_id))
+    if not todo:
+        return 0
+    plan = {i["number"]: i for i in match.plan}
+    games = Game.objects.in_bulk([g for _, g in todo])
+    seats: dict[int, list[Seat]] = {}
+    for seat in Seat.objects.filter(game_id__in=games).order_by("game_id", "index"):
+        seats.setdefault(seat.game_id, []).append(seat)
     tournament = match.tournament
-    ratings = _ratings_locked(tournament, item["seats"]) if tournament.rated else None
-    record = TournamentGame.objects.create(
-        match=match, tournament=tournament, game=game, number=number, deal=item["deal"],
-        seats=item["seats"], result=result, finished_at=timezone.now(),
-    )
-    if ratings is not None:
-        _elo_apply(ratings, record)
-    match.live = {k: v for k, v in match.live.items() if k != str(number)}
-    match.games_done = F("games_done") + 1
-    match.claimed_at = timezone.now()
+    now = timezone.now()
+    records = TournamentGame.objects.bulk_create([
+        TournamentGame(
+            match=match, tournament=tournament, game=games[game_id], number=number,
+            deal=plan[number]["deal"], seats=plan[number]["seats"],
+            result=game_result(games[game_id], seats=seats[game_id]), finished_at=now)
+        for number, game_id in todo
+    ])
+    if tournament.rated:
+        bots = sorted({b for number, _ in todo for b in plan[number]["seats"]})
+        _elo_apply(_ratings_locked(tournament, bots), records)
+    recorded = {str(n) for n, _ in todo}
+    match.live = {k: v for k, v in match.live.items() if k not in recorded}
+    match.games_done = F("games_done") + len(todo)
+    match.claimed_at = now
     match.save(update_fields=["live", "games_done", "claimed_at"])
-    Tournament.objects.filter(pk=tournament.pk).update(games_done=F("games_done") + 1)
-    return True
+    Tournament.objects.filter(pk=tournament.pk).update(games_done=F("games_done") + len(todo))
+    return len(todo)
 
 
 def _ratings_locked(tournament: Tournament, bots: list[int]) -> dict[int, Rating]:
     """The seats' ratings on the tournament's rule set, locked (in bot id order, so two
     transactions never wait on each other in a cycle)."""
-    start = float(settings.ELO_START)
-    Rating.objects.bulk_create(
-        [Rating(bot_id=b, rule_set=tournament.rule_set, elo=start) for b in bots],
-        ignore_conflicts=True,
-    )
     rows = Rating.objects.select_for_update().filter(
         bot_id__in=bots, rule_set=tournament.rule_set).order_by("bot_id")
-    return {r.bot_id: r for r in rows}
+    found = {r.bot_id: r for r in rows}
+    if len(found) == len(set(bots)):
+        return found  # the usual case: one statement
+    start = float(settings.ELO_START)
+    Rating.objects.bulk_create(
+        [Rating(bot_id=b, rule_set=tournament.rule_set, elo=start) for b in bots
+         if b not in found],
+        ignore_conflicts=True,
+    )
+    return {r.bot_id: r for r in rows.all()}
 
 
 def result_of(record: TournamentGame) -> GameResult:
@@ -450,19 +524,27 @@ def result_of(record: TournamentGame) -> GameResult:
     )
 
 
-def _elo_apply(ratings: dict[int, Rating], record: TournamentGame) -> None:
+def _elo_apply(ratings: dict[int, Rating], records: Sequence[TournamentGame]) -> None:
+    """The Elo updates of ``records``, one game after another in the order given (their ids'
+    order), each rating written once at the end."""
     ladder = EloLadder(start=float(settings.ELO_START), k=float(settings.ELO_K),
                        ratings={b: r.elo for b, r in ratings.items()})
-    result = result_of(record)
     changes = []
-    for change in ladder.apply(result):
-        rating = ratings[change.entrant]
-        rating.elo = change.after
-        rating.games += 1
-        rating.wins += result.players.index(change.entrant) == result.winner
-        rating.save(update_fields=["elo", "games", "wins", "updated_at"])
-        changes.append(RatingChange(rating=rating, game_id=record.game_id,
-                                    before=change.before, after=change.after))
+    touched: dict[int, Rating] = {}
+    for record in records:
+        result = result_of(record)
+        for change in ladder.apply(result):
+            rating = ratings[change.entrant]
+            rating.elo = change.after
+            rating.games += 1
+            rating.wins += result.players.index(change.entrant) == result.winner
+            touched[rating.pk] = rating
+            changes.append(RatingChange(rating=rating, game_id=record.game_id,
+                                        before=change.before, after=change.after))
+    now = timezone.now()
+    for rating in touched.values():
+        rating.updated_at = now  # (bulk_update leaves auto_now fields as they are)
+    Rating.objects.bulk_update(list(touched.values()), ["elo", "games", "wins", "updated_at"])
     RatingChange.objects.bulk_create(changes)
 
 

@@ -8,18 +8,24 @@ heuristic, twice each) run as ``python -m bots.serve`` processes on 127.0.0.1. T
 
 1. raw round trips: a bare aiohttp client POSTing signed, recorded turn payloads to the six
    bots at once (``bench.roundtrip.round_trips``), at the tournament's concurrency: workers x
-   games in flight per match (``TOURNAMENT_MATCH_CONCURRENCY``);
+   games in flight per match (``TOURNAMENT_MATCH_CONCURRENCY``); half of ``--seconds`` before
+   the arena http runs and half after, averaged (a shared machine's load drifts);
 2. arena http: the round robin (every pair plays ``--games-per-pairing`` games, one Celery
    task per pair) on 1 worker process, then on ``--workers`` processes (prefork, concurrency 1
    each), from ``tournament_start`` to the tournament finished (finalizer included). Bot turns
    are the moves of its games (every seat is a bot);
-3. arena in-process: the same tournament (same seed: same deals and seats) on the same workers
-   with the bots answered in the worker's process (bench/arena_inprocess.py: no HTTP);
+3. arena in-process: the same tournament (same seed: same deals and seats) on 1 worker, then
+   on ``--workers``, with the bots answered in the worker's process (bench/arena_inprocess.py:
+   no HTTP, the arena's own cost);
 4. bare engine: the same games, the same strategies, the engine alone with no database, on as
-   many processes as there are workers.
+   many processes as there are workers; 1.5 s before the arena in-process runs and 1.5 s
+   after, averaged.
 
 Two ratios: R1 = bot turns/s (arena http, all workers) / raw round trips/s; R2 = games/s
-(arena in-process) / bare-engine games/s. The last line is exactly
+(arena in-process, all workers) / bare-engine games/s. Two scaling lines (games/s on 1 worker
+process, then on ``--workers``): the HTTP tournament's (the product's; its six bot servers share
+this machine's cores with the workers and the database) and the in-process one's (the arena's
+own cost). The last line is exactly
 ``arena http: X games/s, ratio R1; arena in-process: Y games/s, ratio R2``.
 """
 
@@ -250,7 +256,8 @@ def tournament(owner: Any, bots: Sequence[Any], *, options: dict[str, Any], game
     turns = played.aggregate(n=Sum("game__move_count"))["n"] or 0
     figures = {"games": count, "turns": turns, "seconds": elapsed,
                "games_s": count / elapsed, "turns_s": turns / elapsed}
-    print(f"{label}: {count} games, {turns} bot turns in {elapsed:.1f} s: "
+    print(f"{label}: {count} games, {turns} bot turns ({turns / max(count, 1):.1f} a game) "
+          f"in {elapsed:.1f} s: "
           f"{figures['games_s']:.1f} games/s, {figures['turns_s']:.0f} bot turns/s", flush=True)
     return figures
 
@@ -259,23 +266,25 @@ def sweep(env: dict[str, str], servers: Sequence[tuple[str, str, str]], owner: A
           bots: Sequence[Any], count: int, level: int, seconds: float,
           common: dict[str, Any]) -> None:
     """R1 at one match concurrency: raw round trips at the same number of calls in flight."""
-    raw = raw_round_trips(servers, count * level, seconds)
+    before = raw_round_trips(servers, count * level, seconds / 2)
     with workers(env, count, extra={"TOURNAMENT_MATCH_CONCURRENCY": str(level)}):
         arena = tournament(owner, bots, label=f"sweep, match concurrency {level}", **common)
+    raw = (before + raw_round_trips(servers, count * level, seconds / 2)) / 2
     print(f"sweep: match concurrency {level} on {count} workers: raw {raw:.0f} round trips/s, "
           f"arena {arena['turns_s']:.0f} bot turns/s, {arena['games_s']:.2f} games/s, "
           f"ratio {arena['turns_s'] / raw:.2f}", flush=True)
 
 
 # --- the bare engine --------------------------------------------------------------------------
-def _bare_games(job: tuple[list[tuple[tuple[str, ...], int]], dict[str, Any], float]) -> int:
+def _bare_games(job: tuple[list[tuple[tuple[str, ...], int]], dict[str, Any], float]
+                ) -> tuple[int, int]:
     """Play ``games`` (seat strategies, seed) with the engine alone, over and over until
-    ``seconds`` have passed (at least once); how many games."""
+    ``seconds`` have passed (at least once); how many games and moves."""
     from bots.strategies import STRATEGIES
     from games.uno import Move, Options, apply, new_game, view
 
     games, options_json, seconds = job
-    played = 0
+    played = moves = 0
     deadline = time.perf_counter() + seconds
     while played == 0 or time.perf_counter() < deadline:
         for players, seed in games:
@@ -285,8 +294,9 @@ def _bare_games(job: tuple[list[tuple[tuple[str, ...], int]], dict[str, Any], fl
             while (seat := state.awaiting) is not None:
                 move = STRATEGIES[players[seat]](view(state, seat), rng)
                 apply(state, seat, Move.from_json(move))
+                moves += 1
             played += 1
-    return played
+    return played, moves
 
 
 def bare_engine(names: Sequence[str], *, options: dict[str, Any], games: int, seed: int,
@@ -303,11 +313,13 @@ def bare_engine(names: Sequence[str], *, options: dict[str, Any], games: int, se
     with context.Pool(processes) as pool:
         pool.map(_bare_games, [(schedule[:2], options, 0.0)] * processes)  # import, warm
         started = time.perf_counter()
-        played = sum(pool.map(_bare_games, jobs))
+        counts = pool.map(_bare_games, jobs)
         elapsed = time.perf_counter() - started
+    played, moves = (sum(c[i] for c in counts) for i in (0, 1))
     rate = played / elapsed
     print(f"bare engine, {processes} process{'es' if processes > 1 else ''}: "
-          f"{played} games in {elapsed:.2f} s: {rate:.1f} games/s", flush=True)
+          f"{played} games ({moves / played:.1f} moves a game) in {elapsed:.2f} s: "
+          f"{rate:.1f} games/s", flush=True)
     return rate
 
 
@@ -350,33 +362,46 @@ def main() -> None:
         if args.sweep_only:
             return
         concurrency = args.workers * args.match_concurrency
-        raw = raw_round_trips(servers, concurrency, args.seconds)
-        print(f"raw round trips: {raw:.0f}/s at concurrency {concurrency} "
-              f"(bare aiohttp, six bots)", flush=True)
+        before = raw_round_trips(servers, concurrency, args.seconds / 2)
         http: dict[int, dict[str, float]] = {}
         for count in sorted({1, args.workers}):
             with workers(env, count):
                 http[count] = tournament(owner, bots, label=f"arena http, {count} worker(s)",
                                          **common)
-        growth = http[args.workers]["games_s"] / http[1]["games_s"]
-        print(f"scaling: {http[1]['games_s']:.1f} games/s on 1 worker, "
-              f"{http[args.workers]['games_s']:.1f} on {args.workers}: {growth:.2f}x",
+        after = raw_round_trips(servers, concurrency, args.seconds / 2)
+        raw = (before + after) / 2
+        print(f"raw round trips: {raw:.0f}/s at concurrency {concurrency} (bare aiohttp, six "
+              f"bots; {before:.0f}/s before the arena http runs, {after:.0f}/s after)",
               flush=True)
-        in_process_bots = json.dumps({url: strategy for strategy, url, _ in servers})
-        with workers(env, args.workers, app="bench.arena_inprocess",
-                     extra={"BENCH_INPROCESS_BOTS": in_process_bots}):
-            local = tournament(owner, bots, label=f"arena in-process, {args.workers} worker(s)",
-                               **common)
+        growth = http[args.workers]["games_s"] / http[1]["games_s"]
         names = [strategy for strategy, _, _ in servers]
-        bare = bare_engine(names, options=options, games=args.games_per_pairing,
-                           seed=args.seed, processes=args.workers)
+        bare_args = {"options": options, "games": args.games_per_pairing, "seed": args.seed,
+                     "processes": args.workers, "seconds": 1.5}
+        bare_before = bare_engine(names, **bare_args)
+        in_process_bots = json.dumps({url: strategy for strategy, url, _ in servers})
+        local: dict[int, dict[str, float]] = {}
+        for count in sorted({1, args.workers}):
+            with workers(env, count, app="bench.arena_inprocess",
+                         extra={"BENCH_INPROCESS_BOTS": in_process_bots}):
+                local[count] = tournament(
+                    owner, bots, label=f"arena in-process, {count} worker(s)", **common)
+        local_growth = local[args.workers]["games_s"] / local[1]["games_s"]
+        print(f"scaling, arena http (six HTTP bot servers on this machine's "
+              f"{os.cpu_count()} cores): {http[1]['games_s']:.1f} games/s on 1 worker, "
+              f"{http[args.workers]['games_s']:.1f} on {args.workers}: {growth:.2f}x", flush=True)
+        print(f"scaling, arena in-process (the arena's own cost): {local[1]['games_s']:.1f} "
+              f"games/s on 1 worker, {local[args.workers]['games_s']:.1f} on {args.workers}: "
+              f"{local_growth:.2f}x", flush=True)
+        bare = (bare_before + bare_engine(names, **bare_args)) / 2
+        print(f"bare engine: {bare:.1f} games/s (before and after the arena in-process runs, "
+              f"averaged)", flush=True)
         from django.db import connections
 
         connections.close_all()
     r1 = http[args.workers]["turns_s"] / raw
-    r2 = local["games_s"] / bare
+    r2 = local[args.workers]["games_s"] / bare
     print(f"arena http: {http[args.workers]['games_s']:.3g} games/s, ratio {r1:.3g}; "
-          f"arena in-process: {local['games_s']:.3g} games/s, ratio {r2:.3g}")
+          f"arena in-process: {local[args.workers]['games_s']:.3g} games/s, ratio {r2:.3g}")
 
 
 if __name__ == "__main__":

@@ -7,15 +7,25 @@ starts two reference bots (``python -m bots.serve --strategy greedy``, each its 
 
 * raw round trips: a bare aiohttp client (keep-alive pool) POSTing signed, recorded turn
   payloads to one of the bots as fast as the bot answers (``bench.roundtrip.round_trips``);
-* bot turns: ``concurrency`` threads, each playing games (to 500 points) between the two bots
-  with ``bots.runner.play_game`` (engine, the seat's view, payload, signing, the HTTP call, the
-  move through ``games.services.move_play``, the call log and aggregates, start and end
-  notices included; a game still running at the window's end is left there). A turn is one
-  answered decision the server applied (a move record of the player's).
+* for comparison only, the same raw round trips with the concurrency split over both bots
+  (the runner's games talk to both, and one bot server may be what limits the raw rate):
+  printed on the line before the last, not in it;
+* bot turns: one ``bots.driver.Driver`` (one event loop) keeping ``concurrency`` games
+  (to 500 points) between the two bots in flight, a new game submitted as one ends: engine,
+  the seat's view, payload, JSON, signing, the HTTP call, applying the move in memory
+  (``games.memory``, the services' own rules), recording each game whole in one transaction,
+  the call log and aggregates, start and end notices (the end one with the replay) included;
+  creating and starting the games too. At the window's end the driver stops and records the
+  games in flight as they stand, within the window's time. A turn is one answered decision
+  the server applied (a player's move record, counted in the database).
+
+Concurrency is counted the same on both sides: calls in flight at once (the raw client's
+workers; the driver's games, each with at most one call out).
 
 The database: ``DATABASE_URL`` if set (a throwaway test database is created on that server
-and dropped after), else a throwaway SQLite file. ``--profile`` also runs one game thread
-under cProfile and prints where a turn's time goes.
+and dropped after), else a throwaway SQLite file. ``--profile`` also runs one window under
+cProfile (the driver's loop thread and the recording thread apart) and prints where a turn's
+time goes.
 
 The last line is exactly ``bot turns: X/s; raw round trips: Y/s; ratio: Z`` (Z = X / Y).
 """
@@ -44,6 +54,7 @@ def _django(sqlite_dir: str) -> None:
     os.environ["BOTS_RUNNER"] = "off"  # the benchmark's threads drive the games
     os.environ["BOTS_ALLOW_PRIVATE"] = "true"
     os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("DEBUG", "false")  # as the other benches: no query log
     if not os.environ.get("DATABASE_URL"):
         os.environ["DATABASE_URL"] = f"sqlite:///{sqlite_dir}/bench.sqlite3"
     import django
@@ -51,41 +62,51 @@ def _django(sqlite_dir: str) -> None:
     django.setup()
 
 
-def _play(owner: Any, bots: list[Any], stop_at: float, transport: Any, games: list[int]) -> None:
-    from django.db import connections
+def _new_game(owner: Any, bots: list[Any]) -> int:
+    """A running game between the bots, made as a tournament makes its games (seated and
+    dealt from a seed in one transaction, then started): a full game, hands up to 500
+    points."""
+    import secrets
 
-    from bots import runner
-    from tests.bots.helpers import bot_table
+    from games import services as game_services
 
-    def stop() -> bool:
-        return time.perf_counter() >= stop_at
-
-    try:
-        while not stop():
-            game = bot_table(owner, bots, options={})  # a full game: hands up to 500 points
-            games.append(game.pk)
-            runner.play_game(game.pk, transport=transport, stop=stop)
-    finally:
-        connections.close_all()
+    game = game_services.game_create_seated(user=owner, options={}, seed=secrets.randbits(63),
+                                            bots=[bot.pk for bot in bots])
+    return game_services.game_start(game_id=game.pk, user=owner).pk
 
 
 def bot_turns(owner: Any, bots: list[Any], transport: Any, *, concurrency: int,
-              seconds: float) -> float:
-    """Bot turns per second of ``concurrency`` threads playing games for ``seconds`` (a game
-    still running then is left where it stands)."""
+              seconds: float, profilers: tuple[Any, Any] | None = None) -> float:
+    """Bot turns per second of one driver keeping ``concurrency`` games in flight for
+    ``seconds`` (then stopped: the games in flight are recorded as they stand, and that time
+    counts). ``profilers``: (loop thread's, recording thread's) cProfile profilers."""
+    from bots.driver import Driver
     from games.models import MoveRecord, MoveSource
 
     games: list[int] = []
+    driver = Driver(transport=transport)
+    if profilers is not None:
+        driver.call_in_loop(profilers[0].enable)
+        profilers[1].enable()
     started = time.perf_counter()
-    threads = [
-        threading.Thread(target=_play, args=(owner, bots, started + seconds, transport, games))
-        for _ in range(concurrency)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
+    stop_at = started + seconds
+    timer = threading.Timer(seconds, driver.stop)
+    timer.start()
+    try:
+        for _ in range(concurrency):
+            games.append(_new_game(owner, bots))
+            driver.submit(games[-1])
+        for _outcome in driver.results():
+            if time.perf_counter() < stop_at:
+                games.append(_new_game(owner, bots))
+                driver.submit(games[-1])
+        elapsed = time.perf_counter() - started
+    finally:
+        timer.cancel()
+        if profilers is not None:
+            profilers[1].disable()
+            driver.call_in_loop(profilers[0].disable)
+        driver.close()
     # Every bot answer the server applied is a move record of the player's (the call log
     # itself is pruned as it grows).
     turns = MoveRecord.objects.filter(game_id__in=games, source=MoveSource.PLAYER).count()
@@ -94,10 +115,25 @@ def bot_turns(owner: Any, bots: list[Any], transport: Any, *, concurrency: int,
     return turns / elapsed
 
 
-def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: int,
-            seconds: float, rounds: int) -> tuple[float, float]:
-    """Medians of ``rounds`` alternating windows of raw round trips and runner turns, so a
-    busy machine's noise falls on both alike."""
+async def _raw_both(targets: list[tuple[str, str]], payloads: list[dict[str, Any]], *,
+                    concurrency: int, seconds: float) -> float:
+    """Raw round trips with the concurrency split over both bots (the runner's games talk to
+    both): not the issue's baseline, printed beside it."""
+    from bench.roundtrip import round_trips
+
+    shares = [concurrency - concurrency // 2, concurrency // 2]
+    rates = await asyncio.gather(*(
+        round_trips(url, payloads, secret=secret, concurrency=share, seconds=seconds)
+        for (url, secret), share in zip(targets, shares, strict=True) if share
+    ))
+    return sum(rates)
+
+
+def measure(owner: Any, bots: list[Any], targets: list[tuple[str, str]], *, concurrency: int,
+            seconds: float, rounds: int) -> tuple[float, float, float]:
+    """Medians of ``rounds`` alternating windows of raw round trips (to the first bot, as
+    the issue defines them; and, for comparison, spread over both bots) and runner turns,
+    so a busy machine's noise falls on all alike."""
     from django.db.models import Sum
 
     from bench.roundtrip import recorded_turns, round_trips
@@ -106,7 +142,9 @@ def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: 
 
     payloads = recorded_turns()
     transport = BotTransport(allow_private=True)
+    (url, secret) = targets[0]
     raws: list[float] = []
+    boths: list[float] = []
     turns: list[float] = []
     try:
         asyncio.run(round_trips(url, payloads, secret=secret, concurrency=concurrency,
@@ -120,6 +158,9 @@ def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: 
             print(f"raw: {raw:.0f} round trips/s at concurrency {concurrency}; "
                   f"client CPU {raw_cpu:.2f} ms a call", flush=True)
             raws.append(raw)
+            boths.append(asyncio.run(_raw_both(targets, payloads, concurrency=concurrency,
+                                               seconds=seconds)))
+            print(f"  (raw spread over both bots: {boths[-1]:.0f} round trips/s)", flush=True)
             cpu = time.process_time()
             turns.append(bot_turns(owner, bots, transport, concurrency=concurrency,
                                    seconds=seconds))
@@ -130,30 +171,32 @@ def measure(owner: Any, bots: list[Any], url: str, secret: str, *, concurrency: 
             print(f"({failed} failed turns)", flush=True)
     finally:
         transport.close()
-    return statistics.median(turns), statistics.median(raws)
+    return statistics.median(turns), statistics.median(raws), statistics.median(boths)
 
 
-def profile(owner: Any, bots: list[Any], seconds: float) -> None:
+def profile(owner: Any, bots: list[Any], seconds: float, concurrency: int) -> None:
     from bots.transport import BotTransport
 
     transport = BotTransport(allow_private=True)
-    profiler = cProfile.Profile()
+    loop_profiler, record_profiler = cProfile.Profile(), cProfile.Profile()
     try:
-        profiler.enable()
-        _play(owner, bots, time.perf_counter() + seconds, transport, [])
-        profiler.disable()
+        bot_turns(owner, bots, transport, concurrency=concurrency, seconds=seconds,
+                  profilers=(loop_profiler, record_profiler))
     finally:
         transport.close()
-    stats = pstats.Stats(profiler)
-    stats.sort_stats("cumulative").print_stats(r"(bots|games)/", 25)
-    stats.sort_stats("tottime").print_stats(20)
+    for name, profiler in (("the driver's loop thread", loop_profiler),
+                           ("the recording (caller's) thread", record_profiler)):
+        print(f"--- {name} ---")
+        stats = pstats.Stats(profiler)
+        stats.sort_stats("cumulative").print_stats(r"(bots|games)/", 25)
+        stats.sort_stats("tottime").print_stats(20)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--concurrency", type=int, default=4,
-                        help="game threads, and the raw client's concurrency (default: "
-                        "BOTS_THREADS' default, 4)")
+                        help="games in flight on the driver, and the raw client's "
+                        "concurrency (default 4)")
     parser.add_argument("--seconds", type=float, default=5.0, help="per window")
     parser.add_argument("--rounds", type=int, default=3,
                         help="alternating raw and runner windows; medians shown")
@@ -181,13 +224,15 @@ def main() -> None:
                     bot.secret = secret
                     bot.save(update_fields=["secret"])
                     bots.append(bot)
-                turns, raw = measure(owner, bots, url0, secrets[0],
-                                     concurrency=args.concurrency, seconds=args.seconds,
-                                     rounds=args.rounds)
+                turns, raw, both = measure(owner, bots, [(url0, secrets[0]), (url1, secrets[1])],
+                                           concurrency=args.concurrency, seconds=args.seconds,
+                                           rounds=args.rounds)
                 if args.profile:
-                    profile(owner, bots, min(args.seconds, 5.0))
+                    profile(owner, bots, min(args.seconds, 5.0), args.concurrency)
         finally:
             connection.creation.destroy_test_db(old_name, verbosity=0)
+    print(f"(against raw round trips spread over both bots, {both:.0f}/s: "
+          f"ratio {turns / both:.2f})")
     print(f"bot turns: {turns:.0f}/s; raw round trips: {raw:.0f}/s; ratio: {turns / raw:.2f}")
 
 

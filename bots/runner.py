@@ -12,6 +12,7 @@ moved, the clock ran out) is dropped: it changes nothing and costs no strike.
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import threading
@@ -50,7 +51,7 @@ PROTOCOL = 1
 MALFORMED, ILLEGAL, DISABLED = "malformed", "illegal", "disabled"
 # What a decision came to (also the call log's ``outcome``).
 MOVED, STRUCK, STALE, SKIPPED = "move", "strike", "stale", "skip"
-_NOTICE_TIMEOUT_SECONDS = 2.0
+NOTICE_TIMEOUT_SECONDS = _NOTICE_TIMEOUT_SECONDS = 2.0
 _LOG_BATCH = 100  # calls a driven game writes to the log at once
 
 
@@ -87,47 +88,74 @@ def budget_ms_for(*, turn_seconds: int) -> int:
 
 
 # --- latency, as the bot sees it in its payload ------------------------------------------------
+class _Window:
+    """A bot's recent latencies, in arrival order and sorted, and their summary."""
+
+    __slots__ = ("ordered", "recent", "summary")
+
+    def __init__(self, values: list[float], size: int) -> None:
+        self.recent: deque[float] = deque(values, maxlen=size)
+        self.ordered = sorted(self.recent)
+        self.summary = percentiles(self.ordered)
+
+
 class _Latencies:
     """Each bot's recent turn latencies in this process (seeded from the call log once), for
-    the p50/p99 a turn payload tells the bot."""
+    the p50/p99 a turn payload tells the bot. Each window is kept sorted as it slides (one
+    insertion and one removal per call) and its summary made then, so a turn's payload takes
+    it as it is: no sort, nothing computed."""
 
     WINDOW = 200
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_bot: dict[int, deque[float]] = {}
+        self._by_bot: dict[int, _Window] = {}
 
     def add(self, bot_id: int, latency_ms: float) -> None:
         with self._lock:
             window = self._by_bot.get(bot_id)
-            if window is not None:
-                window.append(latency_ms)
+            if window is None:
+                return
+            if len(window.recent) == self.WINDOW:
+                del window.ordered[bisect.bisect_left(window.ordered, window.recent.popleft())]
+            window.recent.append(latency_ms)
+            bisect.insort(window.ordered, latency_ms)
+            window.summary = percentiles(window.ordered)
+
+    def seed(self, bot_id: int) -> None:
+        """Read the bot's recent calls from the log, once per process (a database read: an
+        async driver seeds its bots before its event loop asks for summaries)."""
+        with self._lock:
+            if bot_id in self._by_bot:
+                return
+        recent = list(BotCall.objects.filter(bot_id=bot_id, kind=CallKind.TURN)
+                      .order_by("-id").values_list("latency_ms", flat=True)[:self.WINDOW])
+        recent.reverse()
+        with self._lock:
+            self._by_bot.setdefault(bot_id, _Window(recent, self.WINDOW))
 
     def summary(self, bot_id: int) -> dict[str, float | None]:
-        with self._lock:
-            window = self._by_bot.get(bot_id)
-        if window is None:
-            recent = (BotCall.objects.filter(bot_id=bot_id, kind=CallKind.TURN)
-                      .order_by("-id").values_list("latency_ms", flat=True)[:self.WINDOW])
-            window = deque(reversed(list(recent)), maxlen=self.WINDOW)
-            with self._lock:
-                window = self._by_bot.setdefault(bot_id, window)
-        with self._lock:
-            values = sorted(window)
-        return percentiles(values)
+        self.seed(bot_id)
+        return self.known(bot_id)
+
+    def known(self, bot_id: int) -> dict[str, float | None]:
+        """``summary`` without reading the log (a bot not seeded has none). Shared: do not
+        change it."""
+        window = self._by_bot.get(bot_id)  # a dict read is atomic; summaries are replaced
+        return window.summary if window is not None else _NO_LATENCY
 
 
 def percentiles(values: list[float]) -> dict[str, float | None]:
     """p50 and p99 (nearest rank) of sorted ``values``; None when there are none."""
-    if not values:
+    n = len(values)
+    if not n:
         return {"p50_ms": None, "p99_ms": None}
-
-    def rank(p: float) -> float:
-        return round(values[min(len(values) - 1, max(0, -(-len(values) * p // 100) - 1))], 2)
-
-    return {"p50_ms": rank(50), "p99_ms": rank(99)}
+    # Nearest rank: the ceil(n * p / 100)-th smallest value (n >= 1, so the index is >= 0).
+    return {"p50_ms": round(values[-(-n * 50 // 100) - 1], 2),
+            "p99_ms": round(values[-(-n * 99 // 100) - 1], 2)}
 
 
+_NO_LATENCY: dict[str, float | None] = {"p50_ms": None, "p99_ms": None}
 latencies = _Latencies()
 
 
@@ -146,7 +174,8 @@ def _plain(value: Any) -> Any:
     return json.loads(json.dumps(value, cls=JSONEncoder))
 
 
-def notice_body(*, game: Game, kind: str, seats: list[Seat]) -> dict[str, Any]:
+def notice_body(*, game: Game, kind: str, seats: list[Seat],
+                replay: dict[str, Any] | None = None) -> dict[str, Any]:
     """A notice's body but its ``seat`` (the same for every bot at the table: the replay is
     made once)."""
     out: dict[str, Any] = {
@@ -158,7 +187,7 @@ def notice_body(*, game: Game, kind: str, seats: list[Seat]) -> dict[str, Any]:
     else:
         out["result"] = {"winner": game.winner, "scores": game.scores,
                          "end_reason": game.end_reason}
-        out["replay"] = _plain(selectors.game_replay(game=game))
+        out["replay"] = _plain(replay if replay is not None else selectors.game_replay(game=game))
     return out
 
 
@@ -407,7 +436,7 @@ def advance(game_id: int, version: int, *,
 
 
 # --- a whole game, driven here -----------------------------------------------------------------
-_driven: set[int] = set()
+_driven: dict[int, int] = {}  # game id -> drivers (nested ``driving`` blocks) holding it
 _driven_lock = threading.Lock()
 
 
@@ -416,18 +445,31 @@ def is_driven_here(game_id: int) -> bool:
         return game_id in _driven
 
 
+def drive_begin(game_id: int) -> None:
+    """``driving``'s start, for a driver whose games outlive a block (``bots.driver``)."""
+    with _driven_lock:
+        _driven[game_id] = _driven.get(game_id, 0) + 1
+
+
+def drive_end(game_id: int) -> None:
+    with _driven_lock:
+        left = _driven.get(game_id, 0) - 1
+        if left > 0:
+            _driven[game_id] = left
+        else:
+            _driven.pop(game_id, None)
+
+
 @contextmanager
 def driving(game_id: int) -> Iterator[None]:
     """While the block runs, this process's change hook leaves the game to the caller, and
     the game schedules no turn-clock tasks (``games.hooks.is_driven``): the caller checks the
     clock before every decision, and a tournament's sweep takes over from a caller that dies."""
-    with _driven_lock:
-        _driven.add(game_id)
+    drive_begin(game_id)
     try:
         yield
     finally:
-        with _driven_lock:
-            _driven.discard(game_id)
+        drive_end(game_id)
 
 
 def play_game(
@@ -440,7 +482,11 @@ def play_game(
     pipeline: bool = False,
 ) -> Game:
     """Play a running game's bot seats until it ends or a person's decision is awaited, at
-    full speed: no broker, no threads. Returns the game as it stands.
+    full speed: no broker. Returns the game as it stands.
+
+    A game whose every seat is a bot (and no ``stop`` or ``pipeline`` asked for) is played
+    in memory and recorded whole by ``bots.driver`` (same rows, one transaction); the rest
+    of this describes the per-move path, which games with people keep.
 
     ``stop``, asked before each decision: True leaves the game as it stands (a worker shutting
     down; its turn clock, still checked, settles the seat awaited if nobody drives it on).
@@ -456,6 +502,13 @@ def play_game(
     call asked on it is discarded (logged as stale) and the game read again. Its cost: a bot
     asked ahead sees the move before it is written, so on a lost race it saw a move that
     never happened (the mover's card; as rare as a seat's clock running out mid-call)."""
+    if stop is None and not pipeline and _all_bots(game_id):
+        from bots.driver import Driver
+
+        with Driver(transport=transport, notices=notices, budget_ms=_budget_ms.get(),
+                    max_turns=max_turns) as driver:
+            driver.play([game_id])
+        return Game.objects.get(pk=game_id)
     pending = _CallBatch()
     asked: Asked | None = None  # the awaited decision's call, asked while its move was written
     with driving(game_id):
@@ -516,6 +569,11 @@ def play_game(
             send_notices(game_id, CallKind.END, transport=transport, log=pending.append_call)
         pending.flush()
     return final
+
+
+def _all_bots(game_id: int) -> bool:
+    seats = list(Seat.objects.filter(game_id=game_id).values_list("bot_id", flat=True))
+    return bool(seats) and all(bot is not None for bot in seats)
 
 
 class _CallBatch(list[dict[str, Any]]):

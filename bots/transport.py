@@ -172,6 +172,11 @@ def _result(
     )
 
 
+def encode(payload: Mapping[str, Any]) -> bytes:
+    """A body as every call sends it: compact UTF-8 JSON."""
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
 class _TooLarge(Exception):
     pass
 
@@ -299,8 +304,19 @@ class BotTransport:
         timeout: float,
     ) -> CallResult:
         """POST ``payload`` as signed JSON; every bot failure comes back as a ``CallResult``."""
+        return await self.post_body(url, encode(payload), secrets=secrets, timeout=timeout)
+
+    async def post_body(
+        self,
+        url: str,
+        body: bytes,
+        *,
+        secrets: Sequence[str],
+        timeout: float,
+    ) -> CallResult:
+        """``post`` of a body already encoded (``encode``): a caller that made the bytes
+        anyway (or sends the same body to several bots) encodes once."""
         started = time.perf_counter()
-        body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         msg_id = f"msg_{uuid.uuid4().hex}"
         headers = {
             "Content-Type": "application/json",

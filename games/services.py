@@ -25,6 +25,7 @@ from rest_framework.exceptions import ValidationError
 
 from games import clock, clock_checks, hooks, notify, rows
 from games import uno as engine
+from games.book import DATABASE, DatabaseBook
 from games.errors import (
     AlreadySeated,
     GameFull,
@@ -70,18 +71,18 @@ def _lock(game_id: int) -> Game:
     return rows.game_locked(game_id)
 
 
-def _bump(game: Game) -> int:
+def _bump(game: Game, book: DatabaseBook = DATABASE) -> int:
     """The game's next version; the caller records what happened under it and saves."""
     game.version += 1
-    notify.announce(game)
+    book.announce(game)
     return game.version
 
 
-def _event(game: Game, kind: str, *, seat: int | None = None, **data: Any) -> GameEvent:
+def _event(game: Game, kind: str, *, seat: int | None = None, book: DatabaseBook = DATABASE,
+           **data: Any) -> GameEvent:
     """Append a public event (anything but a move: moves are their own records)."""
-    return GameEvent.objects.create(
-        game=game, version=_bump(game), kind=kind, seat=seat, data=data
-    )
+    return book.event(GameEvent(game=game, version=_bump(game, book), kind=kind, seat=seat,
+                                data=data))
 
 
 def load_state(game: Game) -> engine.GameState:
@@ -105,14 +106,15 @@ def _sync_public(game: Game, state: engine.GameState) -> bool:
     return rng_changed
 
 
-def _finish(game: Game, *, reason: str, status: str = GameStatus.FINISHED) -> None:
+def _finish(game: Game, *, reason: str, status: str = GameStatus.FINISHED,
+            book: DatabaseBook = DATABASE) -> None:
     game.status = status
     game.end_reason = reason
     game.finished_at = clock.now()
     game.turn_deadline = None
     game.awaiting = None
     kind = EventKind.FINISHED if status == GameStatus.FINISHED else EventKind.ABORTED
-    _event(game, kind, reason=reason, winner=game.winner, scores=game.scores)
+    _event(game, kind, reason=reason, winner=game.winner, scores=game.scores, book=book)
 
 
 # --- tables -----------------------------------------------------------------------------------
@@ -511,19 +513,18 @@ def _apply(
 
 
 def _apply_and_record(
-    game: Game, state: engine.GameState, seat: int, move: engine.Move, source: str
+    game: Game, state: engine.GameState, seat: int, move: engine.Move, source: str,
+    book: DatabaseBook = DATABASE,
 ) -> MoveRecord:
     try:
         engine.apply(state, seat, move)
     except engine.IllegalMove as exc:
         raise IllegalMoveError(exc.reason) from None
-    _sync_public(game, state)
+    book.sync(game, state)
     game.move_count += 1
     # The move record is the move's event too (``selectors.events_since`` merges the two).
-    return rows.move_insert(rows.new_move_record(
-        game, number=game.move_count, version=_bump(game), seat=seat, move=move.to_json(),
-        source=source,
-    ))
+    return book.move(game, number=game.move_count, version=_bump(game, book), seat=seat,
+                     move=move.to_json(), source=source)
 
 
 def _after_move(
@@ -534,27 +535,28 @@ def _after_move(
     mover: int | None,
     move_type: str | None = None,
     forfeited: set[int] | None = None,
+    book: DatabaseBook = DATABASE,
 ) -> None:
     """The one hook after the game changed: finish it, play forfeited seats, and arm the
     awaited seat's turn clock. (A seat a bot drives hears of its turn through
     ``games.hooks``, told by ``notify.announce`` once the change commits.)"""
     if forfeited is None:
-        forfeited = set(game.seats.filter(forfeited=True).values_list("index", flat=True))
+        forfeited = book.forfeited(game)
     for _ in range(_MAX_SERVER_MOVES):
         if state.finished or state.awaiting not in forfeited:
             break
         # A forfeited seat is played by the server at once, so the others never wait for it.
         seat = state.awaiting
         move = engine.default_move(state, seat)
-        _apply_and_record(game, state, seat, move, MoveSource.SERVER)
+        _apply_and_record(game, state, seat, move, MoveSource.SERVER, book)
         mover, move_type = seat, move.type
     if state.finished:
-        _finish(game, reason="match")
+        _finish(game, reason="match", book=book)
         return
     if _turn_changed(
         state, previous_awaiting=previous_awaiting, mover=mover, move_type=move_type
     ):
-        clock_checks.arm(game)
+        book.arm(game)
 
 
 def _turn_changed(
@@ -637,41 +639,42 @@ def seat_default(*, game_id: int, seat: int, expected_version: int, reason: str)
 
 
 def _turn_clock_run(
-    game: Game, *, source: str = MoveSource.CLOCK, reason: str | None = None
+    game: Game, *, source: str = MoveSource.CLOCK, reason: str | None = None,
+    state: engine.GameState | None = None, book: DatabaseBook = DATABASE,
 ) -> None:
     """The awaited seat's time ran out, or its driver failed it (``reason``; the caller
-    holds the lock): play for it."""
-    state = load_state(game)
+    holds the lock): play for it. ``state``: the game's engine state, if the caller has it."""
+    state = state if state is not None else load_state(game)
     seat_index = state.awaiting
     assert seat_index is not None  # a running game always awaits someone
     # Play default moves until the turn passes ("draw, then keep"): one timeout, one strike.
     for _ in range(_MAX_CLOCK_MOVES):
         move = engine.default_move(state, seat_index)
-        _apply_and_record(game, state, seat_index, move, source)
+        _apply_and_record(game, state, seat_index, move, source, book)
         if state.finished or state.awaiting != seat_index:
             break
     if not state.finished:
-        seat = game.seats.get(index=seat_index)
+        seat = book.seat(game, seat_index)
         seat.strikes += 1
-        seat.save(update_fields=["strikes"])
+        book.seat_save(seat, ["strikes"])
         extra = {} if reason is None else {"reason": reason}
         _event(game, EventKind.STRIKE, seat=seat_index, strikes=seat.strikes,
-               max_strikes=game.max_strikes, **extra)
+               max_strikes=game.max_strikes, book=book, **extra)
         if seat.strikes >= game.max_strikes:
-            _forfeit(game, seat)
+            _forfeit(game, seat, book)
     if not game.is_over:
-        _after_move(game, state, previous_awaiting=seat_index, mover=seat_index)
-    rows.game_save(game)
+        _after_move(game, state, previous_awaiting=seat_index, mover=seat_index, book=book)
+    book.save(game)
 
 
-def _forfeit(game: Game, seat: Seat) -> None:
+def _forfeit(game: Game, seat: Seat, book: DatabaseBook = DATABASE) -> None:
     """Forfeit: the seat stays in the game, played by the server at once from now on (see
     ``_after_move``). With fewer than two seats left in play the game ends: the last one
     standing wins."""
     seat.forfeited = True
-    seat.save(update_fields=["forfeited"])
-    _event(game, EventKind.FORFEITED, seat=seat.index)
-    active = list(game.seats.filter(forfeited=False).values_list("index", flat=True))
+    book.seat_save(seat, ["forfeited"])
+    _event(game, EventKind.FORFEITED, seat=seat.index, book=book)
+    active = book.active(game)
     if len(active) < 2:
         game.winner = active[0] if active else None
-        _finish(game, reason="forfeit")
+        _finish(game, reason="forfeit", book=book)

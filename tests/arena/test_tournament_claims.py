@@ -117,3 +117,31 @@ def test_the_sweep_resends_orphaned_matches_and_finalizes(
     assert_recorded_once(done)
     assert services.tournament_sweep() == {"sent": 0, "finalized": 0}
     assert set(done.matches.values_list("status", flat=True)) == {MatchStatus.DONE}
+
+
+def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=4)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        items = match.plan[:3]
+        begun = services.games_begin(match_id=match.pk, token=token, items=items)
+        assert begun is not None and len(begun) == 3
+        games = [game for game, _ in begun]
+        for game in games:
+            assert game.status == GameStatus.RUNNING
+            bot_runner.play_game(game.pk)
+        finished = [(i["number"], g.pk) for i, g in zip(items, games, strict=True)]
+        assert services.games_record(match_id=match.pk, token="not-ours", finished=finished) == 0
+        assert services.games_record(match_id=match.pk, token=token, finished=finished) == 3
+        assert services.games_record(match_id=match.pk, token=token, finished=finished) == 0
+        match.refresh_from_db()
+        assert match.games_done == 3 and match.live == {}
+        Match.objects.filter(pk=match.pk).update(
+            claimed_at=timezone.now() - timedelta(seconds=3600))
+        assert services.match_play(match_id=match.pk) is True
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)  # Elo replayed game by game in id order is what was stored

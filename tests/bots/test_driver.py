@@ -1,0 +1,200 @@
+"""The in-memory driver (``bots.driver``): every way a bot can fail a decision gives the
+default move, a strike with its reason and a call-log entry, as on the per-move path; many
+games play at once on one loop and each is recorded whole; stopping, and a change made by
+someone else meanwhile, leave consistent rows. Real bot servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from bots import runner
+from bots import services as bot_services
+from bots.driver import Driver
+from bots.models import BotCall, BotCounter
+from bots.serve import serve_in_thread
+from bots.transport import BotTransport
+from games import services as game_services
+from games import uno as engine
+from games.models import EventKind, Game, GameEvent, GameStatus, MoveRecord, MoveSource, Seat
+from tests.bots.fault_server import FaultServer, refused_url
+from tests.bots.helpers import bot_table, register
+from tests.bots.test_runner_faults import FAULTS, _assert_struck, _illegal
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _quick_bots(settings: Any) -> None:
+    settings.BOTS_RUNNER = "off"  # the driver plays every decision
+    settings.BOTS_TURN_TIMEOUT_MS = 400
+
+
+@pytest.fixture
+def transport() -> Iterator[BotTransport]:
+    bots = BotTransport(allow_private=True)
+    yield bots
+    bots.close()
+
+
+@pytest.fixture
+def fault_bot() -> Iterator[FaultServer]:
+    with FaultServer(mode="ok", delay=3.0, drip_interval=0.05) as server:
+        yield server
+
+
+@pytest.fixture
+def reference_bots(settings: Any, alice: Any) -> Iterator[list[Any]]:
+    """Two greedy reference bots, given time enough that a busy machine strikes nobody."""
+    settings.BOTS_TURN_TIMEOUT_MS = 5000
+    registered = [register(alice, f"ref{i}", "http://127.0.0.1:9/") for i in range(2)]
+    stops, bots = [], []
+    for bot, secret in registered:
+        url, stop = serve_in_thread("greedy", secret, seed=bot.pk)
+        stops.append(stop)
+        bots.append(bot_services.bot_update(bot=bot, data={"url": url}))
+    yield bots
+    for stop in stops:
+        stop()
+
+
+def _one_decision(game: Game, transport: BotTransport) -> tuple[int, int]:
+    version, seat = game.version, game.awaiting
+    with Driver(transport=transport, notices=False, max_turns=1) as driver:
+        [outcome] = driver.play([game.pk])
+    assert outcome.recorded and outcome.error is None
+    return version, seat
+
+
+@pytest.mark.parametrize(("mode", "reason"), FAULTS)
+def test_each_failure_mode_over_the_driver_gives_the_default_move_a_strike_and_a_log_entry(
+    alice: Any, fault_bot: FaultServer, transport: BotTransport, mode: str, reason: str
+) -> None:
+    bots = [register(alice, f"f{i}", fault_bot.url_for(mode))[0] for i in range(2)]
+    game = bot_table(alice, bots)
+    version, seat = _one_decision(game, transport)
+    _assert_struck(game.pk, seat, version, reason)
+    counters = dict(BotCounter.objects.filter(bot=bots[seat]).values_list("name", "count"))
+    assert counters == {"calls": 1, "failed": 1, f"error:{reason}": 1, f"strike:{reason}": 1}
+
+
+def test_a_refused_connection_over_the_driver_is_a_connect_strike(
+    alice: Any, transport: BotTransport
+) -> None:
+    url, holder = refused_url()
+    try:
+        bots = [register(alice, f"r{i}", url)[0] for i in range(2)]
+        game = bot_table(alice, bots)
+        version, seat = _one_decision(game, transport)
+    finally:
+        holder.close()
+    _assert_struck(game.pk, seat, version, "connect")
+
+
+def test_an_illegal_move_over_the_driver_is_an_illegal_strike(
+    alice: Any, transport: BotTransport
+) -> None:
+    registered = [register(alice, f"i{i}", "http://127.0.0.1:9/") for i in range(2)]
+    url, stop = serve_in_thread(_illegal, [secret for _, secret in registered])
+    try:
+        bots = [bot_services.bot_update(bot=bot, data={"url": url}) for bot, _ in registered]
+        game = bot_table(alice, bots)
+        version, seat = _one_decision(game, transport)
+    finally:
+        stop()
+    _assert_struck(game.pk, seat, version, "illegal")
+    assert BotCall.objects.get(game_id=game.pk, version=version).detail  # the engine's why
+
+
+def test_a_disabled_bot_is_struck_without_a_call(alice: Any, fault_bot: FaultServer,
+                                                  transport: BotTransport) -> None:
+    bots = [register(alice, f"d{i}", fault_bot.url_for("ok"))[0] for i in range(2)]
+    game = bot_table(alice, bots)
+    for bot in bots:
+        bot_services.bot_update(bot=bot, data={"enabled": False})
+    version, seat = _one_decision(game, transport)
+    _assert_struck(game.pk, seat, version, "disabled")
+    assert not fault_bot.requests  # nobody was called
+
+
+def test_many_games_play_at_once_and_each_is_recorded_whole(
+    settings: Any, alice: Any, reference_bots: list[Any], transport: BotTransport
+) -> None:
+    settings.BOTS_CALL_LOG_KEEP = 100_000  # every call stays in the log to be checked
+    games = [bot_table(alice, reference_bots, options={"target_score": 100})
+             for _ in range(4)]
+    with Driver(transport=transport) as driver:
+        outcomes = driver.play([game.pk for game in games])
+    for game, outcome in zip(games, outcomes, strict=True):
+        assert outcome.recorded and outcome.finished and outcome.error is None
+        final = Game.objects.get(pk=game.pk)
+        assert final.status == GameStatus.FINISHED and final.end_reason == "match"
+        moves = list(MoveRecord.objects.filter(game=final).order_by("number"))
+        assert [m.number for m in moves] == list(range(1, final.move_count + 1))
+        assert all(m.source == MoveSource.PLAYER for m in moves) and len(moves) == outcome.turns
+        turns = BotCall.objects.filter(game=final, kind="turn", outcome="move")
+        assert {c.version for c in turns} == {m.version - 1 for m in moves}
+        state = engine.replay(engine.Options.from_json(final.options), final.seed,
+                              [(m.seat, engine.Move.from_json(m.move)) for m in moves])
+        assert state.finished and state.winner == final.winner and state.scores == final.scores
+        for bot in reference_bots:
+            for kind in ("start", "end"):
+                assert BotCall.objects.filter(bot=bot, game=final, kind=kind, error="").count() == 1
+
+
+def test_a_stopped_driver_records_each_game_as_it_stands(
+    alice: Any, reference_bots: list[Any], transport: BotTransport
+) -> None:
+    game = bot_table(alice, reference_bots, options={"target_score": 100})
+    driver = Driver(transport=transport, notices=False, max_turns=7)
+    [outcome] = driver.play([game.pk])
+    driver.close()
+    stored = Game.objects.get(pk=game.pk)
+    assert outcome.recorded and stored.status == GameStatus.RUNNING
+    assert stored.move_count == 7 and stored.turn_deadline is not None
+    # Another driver (or the per-move path) takes it from there.
+    final = runner.play_game(game.pk, transport=transport, notices=False)
+    assert final.status == GameStatus.FINISHED
+    assert list(MoveRecord.objects.filter(game=final).values_list("number", flat=True)
+                ) == list(range(1, final.move_count + 1))
+
+
+def test_a_game_changed_meanwhile_is_not_overwritten(
+    alice: Any, reference_bots: list[Any], transport: BotTransport
+) -> None:
+    game = bot_table(alice, reference_bots, options={"target_score": 100})
+    with Driver(transport=transport, notices=False, max_turns=5) as driver:
+        driver.submit(game.pk)
+        # Staff abort it while the driver plays: the driver cannot record before we ask.
+        game_services.game_abort(game_id=game.pk)
+        [outcome] = list(driver.results())
+    assert not outcome.recorded
+    stored = Game.objects.get(pk=game.pk)
+    assert stored.status == GameStatus.ABORTED and stored.end_reason == "staff"
+    assert not MoveRecord.objects.filter(game=stored).exists()
+
+
+def test_a_bot_that_never_answers_is_forfeited_through_the_driver(
+    alice: Any, fault_bot: FaultServer, transport: BotTransport
+) -> None:
+    silent, _ = register(alice, "silent", fault_bot.url_for("hang"))
+    player, _ = register(alice, "player", fault_bot.url_for("ok"))
+    game = bot_table(alice, [silent, player], max_strikes=2)
+    with Driver(transport=transport) as driver:
+        [outcome] = driver.play([game.pk])
+    assert outcome.finished
+    seat = Seat.objects.get(game_id=game.pk, bot=silent)
+    assert seat.forfeited and seat.strikes == 2
+    assert GameEvent.objects.filter(game_id=game.pk, kind=EventKind.FORFEITED).count() == 1
+    assert outcome.game is not None and outcome.game.winner == 1 - seat.index
+    # Each bot's notices name its own seat; the end notice's replay (made in memory) is the
+    # stored game's.
+    notices = [r.json() for r in fault_bot.requests if r.json().get("type") in ("start", "end")]
+    assert sorted((n["type"], n["seat"]) for n in notices) == [
+        ("end", 0), ("end", 1), ("start", 0), ("start", 1)]
+    ends = [n["replay"] for n in notices if n["type"] == "end"]
+    stored = runner.notice_body(game=Game.objects.get(pk=game.pk), kind="end",
+                                seats=list(Seat.objects.filter(game_id=game.pk)))
+    assert ends == [stored["replay"]] * 2
