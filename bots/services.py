@@ -225,11 +225,10 @@ def calls_record(calls: list[dict[str, Any]]) -> None:
     counts: dict[tuple[int, str], int] = {}
     rows = []
     for call in calls:
-        row = {key: value for key, value in call.items() if key != "strike"}
-        detail = row.get("detail")
-        if detail:
-            row["detail"] = detail[:500]
-        rows.append(row)
+        detail = call.get("detail")
+        if detail and len(detail) > 500:
+            call = {**call, "detail": detail[:500]}
+        rows.append(call)  # its other keys ("strike") are no column: the insert skips them
         bot_id, error = call["bot_id"], call.get("error")
         counts[bot_id, "calls"] = counts.get((bot_id, "calls"), 0) + 1
         if error:
