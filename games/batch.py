@@ -19,17 +19,16 @@ from django.db import transaction
 from games import clock, clock_checks, notify, rows
 from games import services as game_services
 from games import uno as engine
+from games.book import KeptBook
 from games.models import EventKind, Game, GameEvent, GameStatus, Seat
 
 
-class _StartBook:
+class _StartBook(KeptBook):
     """A ``games.book.DatabaseBook`` that keeps a new table's rows (nothing is stored yet)."""
 
     def __init__(self, seats: list[Seat]) -> None:
-        self.seats = {seat.index: seat for seat in seats}
+        super().__init__(seats)
         self.moves: list[dict[str, Any]] = []
-        self.events: list[GameEvent] = []
-        self.armed = False
 
     def sync(self, game: Game, state: engine.GameState) -> None:
         game_services._sync_public(game, state)
@@ -42,27 +41,8 @@ class _StartBook:
         self.moves.append({"game": game, "number": number, "version": version, "seat": seat,
                            "move": move, "source": source})
 
-    def event(self, event: GameEvent) -> GameEvent:
-        self.events.append(event)
-        return event
-
-    def seat(self, game: Game, index: int) -> Seat:
-        return self.seats[index]
-
     def seat_save(self, seat: Seat, fields: list[str]) -> None:
         return None  # the seats are inserted as they end up
-
-    def forfeited(self, game: Game) -> set[int]:
-        return {i for i, seat in self.seats.items() if seat.forfeited}
-
-    def active(self, game: Game) -> list[int]:
-        return sorted(i for i, seat in self.seats.items() if not seat.forfeited)
-
-    def arm(self, game: Game) -> None:
-        self.armed = True
-
-    def save(self, game: Game) -> None:
-        return None
 
 
 def _bots(bot_ids: set[int]) -> dict[int, Any]:

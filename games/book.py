@@ -58,3 +58,33 @@ class DatabaseBook:
 
 
 DATABASE = DatabaseBook()
+
+
+class KeptBook:
+    """What every book that keeps its rows in memory shares (``games.memory.MemoryBook``,
+    ``games.batch``'s new tables): the seats are the ones it was given, and nothing is
+    stored until its owner writes the rows."""
+
+    def __init__(self, seats: list[Seat]) -> None:
+        self.seats = {seat.index: seat for seat in seats}
+        self.events: list[GameEvent] = []
+        self.armed = False  # a new turn began: the stored game gets a fresh deadline
+
+    def event(self, event: GameEvent) -> GameEvent:
+        self.events.append(event)
+        return event
+
+    def seat(self, game: Game, index: int) -> Seat:
+        return self.seats[index]
+
+    def forfeited(self, game: Game) -> set[int]:
+        return {i for i, seat in self.seats.items() if seat.forfeited}
+
+    def active(self, game: Game) -> list[int]:
+        return sorted(i for i, seat in self.seats.items() if not seat.forfeited)
+
+    def arm(self, game: Game) -> None:
+        self.armed = True
+
+    def save(self, game: Game) -> None:
+        return None

@@ -26,23 +26,22 @@ from django.db import transaction
 from games import clock, clock_checks, notify, rows
 from games import services as game_services
 from games import uno as engine
+from games.book import KeptBook
 from games.errors import GameNotRunning, NotAPlayer, NotYourTurn, SeatForfeited
 from games.models import Game, GameEvent, GameStatus, MoveRecord, MoveSource, Seat
 
 
-class MemoryBook:
+class MemoryBook(KeptBook):
     """A ``games.book.DatabaseBook`` that keeps the changes for ``stretch_record``."""
 
     def __init__(self, seats: list[Seat], *, deals: list[dict[str, Any]] | None) -> None:
-        self.seats = {seat.index: seat for seat in seats}
+        super().__init__(seats)
         # The replay's parts, gathered as the game is played (None: not from its first move,
         # the replay is read from the database): every hand's deal, every move's row.
         self.deals = deals
         self.history: list[dict[str, Any]] = []
         self.moves: list[dict[str, Any]] = []
-        self.events: list[GameEvent] = []
         self.changed: set[int] = set()  # seats whose strikes or forfeit changed
-        self.armed = False  # a new turn began: the stored game gets a fresh deadline
 
     def sync(self, game: Game, state: engine.GameState) -> None:
         # Only the public facts the rules read; the engine state is encoded once, on record.
@@ -65,28 +64,8 @@ class MemoryBook:
         if self.deals is not None:
             self.history.append(row)
 
-    def event(self, event: GameEvent) -> GameEvent:
-        event.created_at = clock.now()  # when it happened, not when it is written
-        self.events.append(event)
-        return event
-
-    def seat(self, game: Game, index: int) -> Seat:
-        return self.seats[index]
-
     def seat_save(self, seat: Seat, fields: list[str]) -> None:
         self.changed.add(seat.index)
-
-    def forfeited(self, game: Game) -> set[int]:
-        return {i for i, seat in self.seats.items() if seat.forfeited}
-
-    def active(self, game: Game) -> list[int]:
-        return sorted(i for i, seat in self.seats.items() if not seat.forfeited)
-
-    def arm(self, game: Game) -> None:
-        self.armed = True
-
-    def save(self, game: Game) -> None:
-        return None
 
     def clear(self) -> None:
         self.moves, self.events = [], []
