@@ -108,13 +108,15 @@ class MatchRun:
         with driver.Driver(transport=self.transport, budget_ms=self.tournament.turn_timeout_ms,
                            answer=self.answer) as playing:
             while True:
+                # Record before beginning more: a cancel (or a lost claim) that the record
+                # reveals then stops the next begin, so at most the games in flight finish.
+                if ended and (len(ended) >= width or not numbers):
+                    self._record(ended)
+                    ended = []
                 while waiting and not self._stop.is_set() and len(numbers) < width:
                     fresh = [waiting.popleft()
                              for _ in range(min(width - len(numbers), len(waiting)))]
                     ended.extend(self._begin_and_hand(fresh, playing, numbers))
-                if ended and (len(ended) >= width or not numbers):
-                    self._record(ended)
-                    ended = []
                 if not numbers:
                     break
                 for outcome in _ended(playing):
@@ -126,6 +128,8 @@ class MatchRun:
                         with suppress(GameNotRunning):
                             game_services.game_abort(game_id=outcome.game_id)
                     ended.append((number, outcome.game_id))
+            if ended:  # the last games, or games over as they began
+                self._record(ended)
         if failures:
             raise failures[0]
 
