@@ -390,6 +390,7 @@ class GameMovesApi(generics.GenericAPIView):
         move (``played_body``, else made from the move's own state) only when nothing
         followed, so a bot's usual answer costs one view, not two."""
         game = played.game
+        found = None
         if changes is not None and game.status == GameStatus.RUNNING and (
             game.awaiting != seat.index
         ):
@@ -398,9 +399,7 @@ class GameMovesApi(generics.GenericAPIView):
                 known=[selectors.view_etag(game=game, seat=seat.index)], until_turn=until_turn,
                 deadline=clock.monotonic() + min(wait, selectors.LONG_POLL_MAX_SECONDS),
             )
-            if found is not None and found.game.version != game.version:
-                return {**_view_body(found.game, found.index), "played": _record_out(played.record)}
-        return played_body if played_body is not None else _played_body(played, seat.index)
+        return waited_body(played, seat.index, found, played_body)
 
     def _play(self, request: Request, game_id: int, seat: Seat) -> services.MovePlayed:
         usual = _usual_move_body(request.data)
@@ -418,6 +417,19 @@ class GameMovesApi(generics.GenericAPIView):
             player=request.user.pk,
         )
 
+
+def waited_body(
+    played: services.MovePlayed,
+    seat: int,
+    found: Seat | None,
+    played_body: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A play-and-wait's answer: the mover's view at the version the wait ended on
+    (``found``), or the view right after the move (``played_body``, else made from the
+    move's own state) when nothing followed."""
+    if found is not None and found.game.version != played.game.version:
+        return {**_view_body(found.game, found.index), "played": _record_out(played.record)}
+    return played_body if played_body is not None else _played_body(played, seat)
 
 def _played_body(played: services.MovePlayed, seat: int) -> dict[str, Any]:
     """The mover's view right after the move, from the state it produced (nothing is read

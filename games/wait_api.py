@@ -20,11 +20,9 @@ from games.play_api import (
     GameViewApi,
     _if_none_match,
     _move_response,
-    _played_body,
-    _record_out,
-    _view_body,
     _wait_query,
     view_response,
+    waited_body,
 )
 from games.serializers import EventsQuery, ViewQuery
 from games.waiting import Suspended, WaitingApiView
@@ -155,13 +153,7 @@ def _answer(
     found: Seat | None,
     played_body: dict[str, Any] | None,
 ) -> HttpResponseBase:
-    """The mover's view at the version the wait ended on; the view right after the move
-    when nothing followed (as ``GameMovesApi._wait``)."""
-    if found is not None and found.game.version != played.game.version:
-        body = {**_view_body(found.game, found.index), "played": _record_out(played.record)}
-    else:
-        body = played_body if played_body is not None else _played_body(played, seat.index)
-    return _move_response(body, 201)
+    return _move_response(waited_body(played, seat.index, found, played_body), 201)
 
 
 def _suspend(
