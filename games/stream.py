@@ -90,6 +90,9 @@ class Followed:
     heard_version: int = -1
     heard_status: str = ""
     new: bool = True  # none of its rows delivered yet (they all are due, cursor or not)
+    # Its ``started`` delivered (or the client's already): a turn never comes before it, even
+    # when the start commits between the rows' read and the turn's.
+    started: bool = False
     deadline: datetime | None = None  # the turn clock's, when last read
 
 
@@ -119,9 +122,12 @@ def open_stream(*, user_id: int, since: Cursor | None) -> tuple[StreamState, lis
     ended_since = clock.now() - resume_window() if since is not None else clock.now()
     seats = rows.stream_seats(user_id, ended_since=ended_since)
     state = StreamState(user_id=user_id, cursor=since or Cursor(0, 0))
-    for game_id, seat, _status in seats:
+    for game_id, seat, status in seats:
         state.follow(game_id, seat)
         state.games[game_id].new = False  # rows before the cursor are the client's already
+        # Resumed: a game dealt before the cursor had its ``started`` sent then. (Fresh: the
+        # snapshot sends them.)
+        state.games[game_id].started = since is not None and status != GameStatus.OPEN
     if since is None:
         return state, _snapshot(state, seats)
     return state, read(state)
@@ -139,6 +145,8 @@ def _snapshot(state: StreamState, seats: list[tuple[int, int, str]]) -> list[dic
         for row in sorted(found, key=_order)
         if row.kind == EventKind.STARTED and row.game_id in running and row.position < horizon
     ]
+    for event in events:
+        state.games[event["game"]].started = True
     state.held = {row.game_id for row in found if row.position >= horizon}
     return events + _turns(state, set(state.games) - state.held)
 
@@ -194,6 +202,8 @@ def read(state: StreamState, changed: set[int] | None = None) -> list[dict[str, 
             continue  # delivered before
         events.append(_row_event(row, max(here, state.cursor)))
         touched.add(row.game_id)
+        if row.kind == EventKind.STARTED:
+            state.games[row.game_id].started = True
         if row.kind in (EventKind.FINISHED, EventKind.ABORTED):
             ended.add(row.game_id)
     for followed in state.games.values():
@@ -260,6 +270,9 @@ def _turns(state: StreamState, games: set[int]) -> list[dict[str, Any]]:
     for game_id in sorted(games):
         followed = state.games.get(game_id)
         if followed is None:
+            continue
+        if not followed.started:  # its start committed after the rows were read: read again
+            state.held.add(game_id)
             continue
         # The version last heard of: this process may hold that row already (its own move).
         known = followed.heard_version if followed.heard_version >= 0 else None
