@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 import logging
 import math
 import os
@@ -47,6 +46,7 @@ from importlib import metadata
 from typing import Any
 
 import aiohttp
+import orjson
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
@@ -173,8 +173,10 @@ def _result(
 
 
 def encode(payload: Mapping[str, Any]) -> bytes:
-    """A body as every call sends it: compact UTF-8 JSON."""
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """A body as every call sends it: compact UTF-8 JSON. orjson, not the standard library:
+    a turn's payload is encoded on every turn, in about 1 us against 10-25 us (and a finished
+    game's replay, sent to every seat, is thousands of moves)."""
+    return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
 
 
 class _TooLarge(Exception):
@@ -199,14 +201,14 @@ async def _read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
 
 
 def _parse_json(raw: bytes) -> tuple[bool, Any, str]:
+    """A bot's answer parsed (orjson: strict JSON, so NaN or Infinity is not JSON either, and
+    nesting deeper than 1,024 levels is refused as such)."""
     if not raw.strip():
         return True, None, "empty body"
     try:
-        return True, json.loads(raw), ""
+        return True, orjson.loads(raw), ""
     except (ValueError, UnicodeDecodeError) as exc:
         return False, None, f"the body is not JSON: {exc}"
-    except RecursionError:
-        return False, None, "the body is not JSON: nested too deeply"
 
 
 @lru_cache(maxsize=4096)  # only accepted URLs are remembered: a refusal raises

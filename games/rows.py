@@ -26,9 +26,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC
 from functools import cache
 from typing import Any, TypeVar
 
+import orjson
 import psycopg
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -703,11 +705,11 @@ def _getter(field: models.Field[Any, Any], db: Any, now: Any) -> Callable[[dict[
         keep = not getattr(field, "auto_now", False)  # auto_now_add: a time set stands
         postgres = db.vendor == "postgresql"
 
+        adapt = (lambda value: value) if postgres else _sqlite_datetime
+
         def stamp(row: dict[str, Any]) -> Any:
             value = row.get(key) if keep else None
-            if value is None:
-                value = now
-            return value if postgres else db.ops.adapt_datetimefield_value(value)
+            return adapt(now if value is None else value)
 
         return stamp
     default = field.get_default() if field.has_default() or field.null else None
@@ -716,12 +718,24 @@ def _getter(field: models.Field[Any, Any], db: Any, now: Any) -> Callable[[dict[
 
         def encoded(row: dict[str, Any]) -> Any:
             value = row.get(key, default)
-            return None if value is None else json.dumps(value, cls=encoder)
+            if value is None:
+                return None
+            if encoder is None:  # orjson: a game's moves are thousands of small values
+                return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+            return json.dumps(value, cls=encoder)
 
         return encoded
     if field.get_internal_type() in _RAW_TYPES:
         return lambda row: row.get(key, default)
     return lambda row: field.get_db_prep_save(row.get(key, default), db)
+
+
+def _sqlite_datetime(value: Any) -> str:
+    """``adapt_datetimefield_value`` of SQLite's backend (a time in UTC, written naive, as
+    ``str`` writes it) for the aware times of ``USE_TZ``, without its per-value checks."""
+    if value.tzinfo is not None:
+        value = value.astimezone(UTC).replace(tzinfo=None)
+    return str(value)
 
 
 _MISSING = object()
