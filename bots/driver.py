@@ -49,6 +49,9 @@ log = logging.getLogger(__name__)
 # bot, which per game was half the statements of a tournament's game.
 _FLUSH_CALLS = 500
 
+# At most this many games' requests are served together (their records in one transaction).
+_RECORD_TOGETHER = 32
+
 # An in-process bot: (url, payload) -> the answer, or None to call the URL over HTTP
 # (bench/arena_inprocess.py).
 Answer = Callable[[str, Mapping[str, Any]], "bot_transport.CallResult | None"]
@@ -132,6 +135,7 @@ class Driver:
         self._calls: deque[dict[str, Any]] = deque()  # the call log, appended on the loop
         self._inbox: queue.Queue[tuple[str, _Play, Future[Any] | None]] = queue.Queue()
         self._live: dict[int, _Play] = {}
+        self._over: deque[_Play] = deque()  # done on the loop, not yet yielded by ``results``
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="bot-driver",
                                         daemon=True)
@@ -171,19 +175,27 @@ class Driver:
         is done, yielding each game's ``Outcome`` as it ends. ``timeout``: give up waiting
         after that long without news (the games left go on)."""
         while self._live:
-            try:
-                kind, play, reply = self._inbox.get(timeout=timeout)
-            except queue.Empty:
-                return
-            if kind == "record":
-                assert reply is not None
-                self._serve_record(play, reply)
-            elif kind == "done":
+            if self._over:  # kept here, not in a local: a caller may stop iterating anytime
+                play = self._over.popleft()
                 self._live.pop(play.outcome.game_id, None)
                 runner.drive_end(play.outcome.game_id)
                 if len(self._calls) >= _FLUSH_CALLS or not self._live:
                     self.flush()
                 yield play.outcome
+                continue
+            try:
+                asked = [self._inbox.get(timeout=timeout)]
+            except queue.Empty:
+                return
+            while len(asked) < _RECORD_TOGETHER:  # and whatever else is waiting already
+                try:
+                    asked.append(self._inbox.get_nowait())
+                except queue.Empty:
+                    break
+            self._serve_records([(play, reply) for kind, play, reply in asked
+                                 if kind == "record" and reply is not None])
+            # A game's last record was asked (and served) before its "done".
+            self._over.extend(play for kind, play, _ in asked if kind == "done")
 
     def play(self, game_ids: Iterable[int]) -> list[Outcome]:
         """Submit every game and wait for all of them; outcomes in the order given."""
@@ -243,24 +255,52 @@ class Driver:
         left = (game.turn_deadline - clock.now()).total_seconds()
         return time.monotonic() + max(0.0, left / 2)
 
+    def _serve_records(self, asked: list[tuple[_Play, Future[Any]]]) -> None:
+        """Record the games that asked, together (``memory.stretches_record``: one
+        transaction); if that fails, each on its own, so one game's failure is its own."""
+        if not asked:
+            return
+        if len(asked) > 1:
+            try:
+                recorded = memory.stretches_record(played=[play.played for play, _ in asked])
+            except Exception:
+                log.warning("recording %d games together failed; one by one", len(asked),
+                            exc_info=True)
+            else:
+                for (play, reply), one in zip(asked, recorded, strict=True):
+                    self._recorded(play, reply, one)
+                return
+        for play, reply in asked:
+            self._serve_record(play, reply)
+
     def _serve_record(self, play: _Play, reply: Future[Any]) -> None:
         try:
-            played = play.played
-            recorded = memory.stretch_record(played=played)
-            play.outcome.recorded = recorded
-            if recorded:
-                game = played.game
-                play.outcome.game = game
-                play.record_at = self._record_by(game)
-                body = None
-                if self.notices and game.is_over:
-                    body = runner.notice_body(game=game, kind=CallKind.END, seats=played.seats,
-                                              replay=played.replay())
-                reply.set_result((True, body))
-            else:
-                reply.set_result((False, None))
+            recorded = memory.stretch_record(played=play.played)
         except BaseException as exc:
             log.exception("game %s: recording failed", play.outcome.game_id)
+            play.outcome.error = exc
+            reply.set_result((False, None))
+            return
+        self._recorded(play, reply, recorded)
+
+    def _recorded(self, play: _Play, reply: Future[Any], recorded: bool) -> None:
+        """Tell the game's coroutine how its record went (and give it the end notice)."""
+        try:
+            play.outcome.recorded = recorded
+            if not recorded:
+                reply.set_result((False, None))
+                return
+            played = play.played
+            game = played.game
+            play.outcome.game = game
+            play.record_at = self._record_by(game)
+            body = None
+            if self.notices and game.is_over:
+                body = runner.notice_body(game=game, kind=CallKind.END, seats=played.seats,
+                                          replay=played.replay())
+            reply.set_result((True, body))
+        except BaseException as exc:
+            log.exception("game %s: the end notice failed", play.outcome.game_id)
             play.outcome.error = exc
             reply.set_result((False, None))
 

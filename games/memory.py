@@ -18,7 +18,7 @@ sweep) makes the record refuse: nothing is written and the caller drops the stre
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -182,12 +182,42 @@ class MemoryGame:
                                       mover=None, book=self.book)
 
 
-@transaction.atomic
 def stretch_record(*, played: MemoryGame) -> bool:
     """Write what ``played`` did since it was loaded (or last recorded), in one transaction:
     the game row (compare-and-set on the version the stretch started from), its moves, events
     and changed seats. False, with nothing written, if the stored game moved on meanwhile:
     the caller drops the stretch (and the game's in-memory state with it)."""
+    return stretches_record(played=[played])[0]
+
+
+@transaction.atomic
+def stretches_record(*, played: Sequence[MemoryGame]) -> list[bool]:
+    """``stretch_record`` for several games in ONE transaction, their moves and events in one
+    insert each: a driver whose games end while it is recording records them together, so a
+    game's share of the commit and the statements shrinks as the load grows. Each game's
+    compare-and-set is its own: one that moved on is left out (False), the others written."""
+    out: list[bool] = []
+    moves: list[dict[str, Any]] = []
+    events: list[GameEvent] = []
+    written: list[MemoryGame] = []
+    for one in played:
+        recorded = _stretch_game(one)
+        out.append(recorded)
+        if recorded:
+            moves.extend(one.book.moves)
+            events.extend(one.book.events)
+            written.append(one)
+    rows.insert_many(MoveRecord, moves)
+    rows.insert_many(GameEvent, events)
+    for one in written:
+        one.book.clear()
+        one.start_version = one.game.version
+    return out
+
+
+def _stretch_game(played: MemoryGame) -> bool:
+    """One game's part of ``stretches_record`` but its moves and events: the row
+    (compare-and-set), the changed seats, the announcement and the clock's check."""
     book, game = played.book, played.game
     if game.version == played.start_version:
         return True  # nothing happened
@@ -200,14 +230,10 @@ def stretch_record(*, played: MemoryGame) -> bool:
         clock_checks.set_deadline(game)
     if not rows.game_save_if(game, expected_version=played.start_version):
         return False
-    rows.insert_many(MoveRecord, book.moves)
-    rows.insert_many(GameEvent, book.events)
     for index in sorted(book.changed):
         seat = book.seats[index]
         Seat.objects.filter(pk=seat.pk).update(strikes=seat.strikes, forfeited=seat.forfeited)
     notify.announce(game)
     if book.armed and running:
         clock_checks.schedule(game)
-    book.clear()
-    played.start_version = game.version
     return True
