@@ -150,6 +150,44 @@ def test_a_stretch_is_not_recorded_over_a_change_made_meanwhile(alice: Any, bob:
     assert not MoveRecord.objects.filter(game_id=game.pk).exists()
 
 
+def test_games_recorded_together_write_each_its_own_rows_and_skip_one_changed_meanwhile(
+    alice: Any, bob: Any, charlie: Any
+) -> None:
+    """``stretches_record`` (a driver's games that ended while it recorded): the same rows as
+    one game at a time, and a game someone changed meanwhile is left as it is."""
+    seeds = (21, 22, 23)
+    alone = [_table([alice, bob, charlie], seed=s, options={"single_hand": True}, max_strikes=3)
+             for s in seeds]
+    together = [_table([alice, bob, charlie], seed=s, options={"single_hand": True},
+                       max_strikes=3) for s in seeds]
+    for game, seed in zip(alone, seeds, strict=True):
+        _in_memory(game.pk, _decider(seed, weak_seat=1), 5000, checkpoint=-1)
+    played = []
+    for game, seed in zip(together, seeds, strict=True):
+        one, decide = memory.MemoryGame.load(game.pk), _decider(seed, weak_seat=1)
+        for step in range(5000):
+            if not one.running:
+                break
+            seat = one.awaiting
+            what, move = decide(step, seat, one.view(seat))
+            if what == PLAY:
+                one.play(seat, move)
+                continue
+            if what == ILLEGAL:
+                with pytest.raises(IllegalMoveError):
+                    one.play(seat, move)
+            assert one.default(seat, reason=what)
+        played.append(one)
+    game_services.game_abort(game_id=together[1].pk)  # staff ended the second meanwhile
+    aborted = _rows(together[1].pk)
+
+    assert memory.stretches_record(played=played) == [True, False, True]
+    for i in (0, 2):
+        assert _rows(together[i].pk) == _rows(alone[i].pk)
+    assert _rows(together[1].pk) == aborted
+    assert not MoveRecord.objects.filter(game_id=together[1].pk).exists()
+
+
 def test_a_driver_that_dies_mid_game_leaves_the_game_at_its_start_version(
     alice: Any, bob: Any
 ) -> None:
