@@ -75,6 +75,7 @@ class MatchRun:
         self.answer = answer  # None: over HTTP (or the process's, bots.driver.answer_in_process)
         self._stop = threading.Event()  # the claim is lost or the tournament cancelled
         self._done = threading.Event()  # the match's games are over (heartbeat ends)
+        self._known: dict[int, tuple[Game, list[Seat]]] = {}  # ended games, as just written
 
     # --- the match ------------------------------------------------------------------------
     def run(self) -> None:
@@ -127,6 +128,9 @@ class MatchRun:
                     if not outcome.finished:  # someone changed it meanwhile (staff)
                         with suppress(GameNotRunning):
                             game_services.game_abort(game_id=outcome.game_id)
+                    elif outcome.recorded and outcome.seats is not None:
+                        assert outcome.game is not None  # finished
+                        self._known[outcome.game_id] = (outcome.game, outcome.seats)
                     ended.append((number, outcome.game_id))
             if ended:  # the last games, or games over as they began
                 self._record(ended)
@@ -151,8 +155,10 @@ class MatchRun:
         return over
 
     def _record(self, finished: list[tuple[int, int]]) -> None:
-        recorded = services.games_record(match_id=self.match.pk, token=self.token,
-                                         finished=finished)
+        recorded = services.games_record(
+            match_id=self.match.pk, token=self.token, finished=finished,
+            known={game_id: self._known.pop(game_id) for _, game_id in finished
+                   if game_id in self._known})
         if recorded and self.on_progress is not None:
             self.on_progress()
 

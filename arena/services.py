@@ -450,12 +450,14 @@ def game_record(*, match_id: int, token: str, number: int, game_id: int) -> bool
 
 
 @transaction.atomic
-def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int]]) -> int:
+def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int]],
+                 known: Mapping[int, tuple[Game, Sequence[Seat]]] | None = None) -> int:
     """``game_record`` for several finished games of the match (``(number, game id)`` each)
     in one transaction: one lock of the match and of the seats' ratings, one insert of the
     ``TournamentGame`` rows (their ids in the order given: the Elo order) and one update of
     the counters. Games recorded already are skipped; nothing is written if the claim is no
-    longer ours. Returns how many games it recorded."""
+    longer ours. Returns how many games it recorded. ``known``: games (and their seats) as
+    the caller has just written them, finished (a match's driver): not read again."""
     # The match's row only: its tournament's is taken by the counter's update, briefly.
     match = Match.objects.select_for_update(of=("self",)).select_related(
         "tournament").get(pk=match_id)
@@ -471,10 +473,14 @@ def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int
     if not todo:
         return 0
     plan = {i["number"]: i for i in match.plan}
-    games = Game.objects.in_bulk([g for _, g in todo])
-    seats: dict[int, list[Seat]] = {}
-    for seat in Seat.objects.filter(game_id__in=games).order_by("game_id", "index"):
-        seats.setdefault(seat.game_id, []).append(seat)
+    known = known or {}
+    games = {g: known[g][0] for _, g in todo if g in known}
+    seats = {g: list(known[g][1]) for g in games}
+    unknown = [g for _, g in todo if g not in games]
+    if unknown:
+        games.update(Game.objects.in_bulk(unknown))
+        for seat in Seat.objects.filter(game_id__in=unknown).order_by("game_id", "index"):
+            seats.setdefault(seat.game_id, []).append(seat)
     tournament = match.tournament
     now = timezone.now()
     records = TournamentGame.objects.bulk_create([

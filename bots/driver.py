@@ -72,6 +72,7 @@ class Outcome:
 
     game_id: int
     game: Game | None = None  # the row as last recorded (None: never recorded)
+    seats: list[Seat] | None = None  # its seats as last recorded (None: never recorded)
     recorded: bool = False  # the last stretch was written (False: lost to a change meanwhile)
     turns: int = 0  # bot answers applied as moves
     error: BaseException | None = None  # the driver's own failure (never a bot's)
@@ -292,7 +293,7 @@ class Driver:
                 return
             played = play.played
             game = played.game
-            play.outcome.game = game
+            play.outcome.game, play.outcome.seats = game, played.seats
             play.record_at = self._record_by(game)
             body = None
             if self.notices and game.is_over:
