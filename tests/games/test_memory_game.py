@@ -69,8 +69,10 @@ def _per_move(game_id: int, decide: Callable[..., tuple[str, Any]], limit: int) 
                                           reason=what)
 
 
-def _in_memory(game_id: int, decide: Callable[..., tuple[str, Any]], limit: int,
-               checkpoint: int) -> None:
+def _played_in_memory(game_id: int, decide: Callable[..., tuple[str, Any]], limit: int,
+                      checkpoint: int = -1) -> memory.MemoryGame:
+    """The game played in memory by ``decide``, for at most ``limit`` steps; a stretch
+    recorded at step ``checkpoint`` (if any), the rest not recorded."""
     played = memory.MemoryGame.load(game_id)
     for step in range(limit):
         if not played.running:
@@ -86,6 +88,12 @@ def _in_memory(game_id: int, decide: Callable[..., tuple[str, Any]], limit: int,
             with pytest.raises(IllegalMoveError):
                 played.play(seat, move)
         assert played.default(seat, reason=what)
+    return played
+
+
+def _in_memory(game_id: int, decide: Callable[..., tuple[str, Any]], limit: int,
+               checkpoint: int) -> None:
+    played = _played_in_memory(game_id, decide, limit, checkpoint)
     assert memory.stretch_record(played=played)
     game = Game.objects.get(pk=game_id)
     if game.is_over:  # the replay made in memory is the one read from the database
@@ -162,22 +170,8 @@ def test_games_recorded_together_write_each_its_own_rows_and_skip_one_changed_me
                        max_strikes=3) for s in seeds]
     for game, seed in zip(alone, seeds, strict=True):
         _in_memory(game.pk, _decider(seed, weak_seat=1), 5000, checkpoint=-1)
-    played = []
-    for game, seed in zip(together, seeds, strict=True):
-        one, decide = memory.MemoryGame.load(game.pk), _decider(seed, weak_seat=1)
-        for step in range(5000):
-            if not one.running:
-                break
-            seat = one.awaiting
-            what, move = decide(step, seat, one.view(seat))
-            if what == PLAY:
-                one.play(seat, move)
-                continue
-            if what == ILLEGAL:
-                with pytest.raises(IllegalMoveError):
-                    one.play(seat, move)
-            assert one.default(seat, reason=what)
-        played.append(one)
+    played = [_played_in_memory(game.pk, _decider(seed, weak_seat=1), 5000)
+              for game, seed in zip(together, seeds, strict=True)]
     game_services.game_abort(game_id=together[1].pk)  # staff ended the second meanwhile
     aborted = _rows(together[1].pk)
 
