@@ -5,13 +5,13 @@ import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
 
-from a2wsgi import WSGIMiddleware
 from django.conf import settings
 
 from arena import wsgi
 from arena.serving import Router, WaitingHandler, terminated
+from arena.wsgi_threads import ThreadedWsgi
 
 application = Router(
     waiting=WaitingHandler(),
-    others=WSGIMiddleware(terminated(wsgi.application), workers=settings.WEB_THREADS),  # type: ignore[arg-type]
+    others=ThreadedWsgi(terminated(wsgi.application), settings.WEB_THREADS),
 )
