@@ -107,7 +107,7 @@ class Hub:
         return self._listening.is_set()
 
     async def start(self) -> None:
-        if not _on_postgresql():
+        if not on_postgresql():
             return
         if self._listener is not None and not self._listener.done():
             return  # listening, or reconnecting: the waits re-read meanwhile (``listening``)
@@ -199,7 +199,7 @@ class Hub:
 
 
 @functools.cache
-def _on_postgresql() -> bool:
+def on_postgresql() -> bool:
     # From the settings: ``connections[...]`` would make a connection object for the loop.
     return "postgresql" in settings.DATABASES["default"]["ENGINE"]
 

@@ -20,7 +20,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
-from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -345,7 +344,10 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
     """The stream's bytes until the client goes (the server cancels this then). The user's
     slot is taken; it is given back at the end."""
     encode = stream.sse if sse else stream.ndjson
-    postgres = connections["default"].vendor == "postgresql"
+    # From the settings: ``connections[...]`` here would build a database wrapper for this
+    # stream's context (asgiref's Local is per task), some hundred objects the garbage
+    # collector then scans for as long as the stream is open.
+    postgres = listen.on_postgresql()
     try:
         routes = await router()
     except BaseException:
