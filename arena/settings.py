@@ -300,6 +300,12 @@ WAIT_THREADS = env.int("WAIT_THREADS", 8, minimum=1)
 # Waits without a thread (the ASGI serving) one web process holds at once: each costs a socket
 # and a few kilobytes. Over it, 429 too_many_waits with Retry-After.
 WAIT_MAX_PER_PROCESS = env.int("WAIT_MAX_PER_PROCESS", 5000, minimum=1)
+# The web process's garbage collector runs a full collection only after this many of its
+# middle-generation ones (Python's default: 10). Every open stream or wait keeps a few hundred
+# objects alive, and a full collection scans them all with the process stopped: with 1000
+# streams per process each took 100 to 280 ms, every few seconds (docs/scaling.md). Cycles
+# left by closed connections wait longer to be freed instead.
+GC_FULL_EVERY = env.int("GC_FULL_EVERY", 1000, minimum=1)
 # Waits served on a thread (a WSGI server: runserver, gunicorn's gthread workers) hold that
 # thread: keep this well below the server's threads so other requests always find one.
 LONG_POLL_MAX_PER_PROCESS = env.int("LONG_POLL_MAX_PER_PROCESS", 8, minimum=1)

@@ -27,7 +27,7 @@ import functools
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 
 from django.conf import settings
@@ -50,6 +50,9 @@ RECONNECT_FIRST_SECONDS = 0.1
 RECONNECT_MAX_SECONDS = 5.0
 # Tracking of versions already delivered (for repeats) is forgotten past this many games.
 SEEN_MAX = 10_000
+
+# Takes a change as it is heard (True), or leaves it to be queued (False).
+AtOnce = Callable[[int, Change], bool]
 
 # A hub refers to its loop, so this cannot be a weak mapping: closed loops are dropped instead.
 _hubs: dict[asyncio.AbstractEventLoop, Hub] = {}
@@ -104,7 +107,7 @@ class Hub:
         return self._listening.is_set()
 
     async def start(self) -> None:
-        if not _on_postgresql():
+        if not on_postgresql():
             return
         if self._listener is not None and not self._listener.done():
             return  # listening, or reconnecting: the waits re-read meanwhile (``listening``)
@@ -123,9 +126,12 @@ class Hub:
                 await listener
         self._listening.clear()
 
-    def subscribe(self, game_ids: Iterable[int] | None = None) -> Subscription:
-        """Changes of ``game_ids`` (more with ``watch``), or of every game (None)."""
-        subscription = Subscription(self, everything=game_ids is None)
+    def subscribe(
+        self, game_ids: Iterable[int] | None = None, *, at_once: AtOnce | None = None
+    ) -> Subscription:
+        """Changes of ``game_ids`` (more with ``watch``), or of every game (None). ``at_once``
+        (see ``Subscription``) may take a change as it is heard instead of queueing it."""
+        subscription = Subscription(self, everything=game_ids is None, at_once=at_once)
         if game_ids is None:
             self._everything.add(subscription)
         for game_id in game_ids or ():
@@ -193,7 +199,7 @@ class Hub:
 
 
 @functools.cache
-def _on_postgresql() -> bool:
+def on_postgresql() -> bool:
     # From the settings: ``connections[...]`` would make a connection object for the loop.
     return "postgresql" in settings.DATABASES["default"]["ENGINE"]
 
@@ -210,11 +216,17 @@ def _connection_params() -> dict[str, object]:
 class Subscription:
     """Changes to the games it watches (or to every game), queued in order. Use it as an
     async context manager (``async with hub.subscribe(...) as changes``): leaving the block
-    unsubscribes."""
+    unsubscribes.
 
-    def __init__(self, hub: Hub, *, everything: bool) -> None:
+    ``at_once(game_id, change)``, if given, is offered each new change as it is heard (on the
+    loop, when nothing is queued before it): True means it was dealt with there and then, and
+    it is not queued. It saves the change a trip through the loop's queue of tasks (the
+    stream's wake-ups: docs/scaling.md)."""
+
+    def __init__(self, hub: Hub, *, everything: bool, at_once: AtOnce | None = None) -> None:
         self.hub = hub
         self.everything = everything
+        self.at_once = at_once
         self.games: set[int] = set()
         self._queue: deque[tuple[int, Change]] = deque()
         self._stale: dict[int, None] = {}  # games to re-read after an overflow, in order
@@ -279,6 +291,10 @@ class Subscription:
             self._seen[game_id] = change.version
         if game_id in self._stale:
             pass  # already to be re-read: that covers this change
+        elif self.at_once is not None and not self._queue and not self._stale and (
+            self.at_once(game_id, change)
+        ):
+            return
         elif len(self._queue) >= QUEUE_SIZE:
             self._stale[game_id] = None
         else:

@@ -177,6 +177,12 @@ def seat_with_game(game_id: int, user_id: object, *, version: int | None = None)
     return _seat_from_records(seat_values, game_record, forfeited)
 
 
+def recalled_game(game_id: int, version: int) -> Game | None:
+    """The game's committed row at ``version`` if this process holds it (it wrote or read it
+    last: see ``_Recent``), without the database; None otherwise. Safe on an event loop."""
+    return _recent.recall_game(game_id, version)
+
+
 @dataclass(frozen=True)
 class PublicSeat:
     index: int
@@ -267,16 +273,22 @@ def _json_text(field: models.Field[Any, Any], value: Any) -> str:
 def _seat_from_records(
     seat_values: tuple[Any, ...], game_record: tuple[Any, ...], forfeited: int
 ) -> Seat:
+    game = _game_from_record(game_record, forfeited)
+    seat = Seat.from_db(connection.alias, None, seat_values)
+    Seat.game.field.set_cached_value(seat, game)
+    return seat
+
+
+def _game_from_record(game_record: tuple[Any, ...], forfeited: int) -> Game:
     values = [
         json.loads(value, cls=field.decoder) if i in _JSON_FIELDS and value is not None
         else value
         for i, (value, field) in enumerate(zip(game_record, _GAME_FIELDS, strict=True))
     ]
-    game = Game.from_db(connection.alias, None, values)
+    # The default database's alias, not ``connection``'s: this runs on event loops too.
+    game = Game.from_db(DEFAULT_DB_ALIAS, None, values)
     game.forfeited_seats = forfeited
-    seat = Seat.from_db(connection.alias, None, seat_values)
-    Seat.game.field.set_cached_value(seat, game)
-    return seat
+    return game
 
 
 @dataclass(frozen=True)
@@ -321,6 +333,13 @@ class _Recent:
         if seat is None:
             return None
         return _seat_from_records(seat, known.record, known.forfeited)
+
+    def recall_game(self, game_id: int, version: int) -> Game | None:
+        with self._lock:
+            known = self._games.get(game_id)
+        if known is None or known.version != version:
+            return None
+        return _game_from_record(known.record, known.forfeited)
 
     def remember_read(
         self,

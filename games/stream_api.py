@@ -20,7 +20,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
-from django.db import connections
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -145,7 +144,7 @@ class Router:
                 del self.by_user[listener.user_id]
 
     async def _run(self) -> None:
-        async with self.hub.subscribe(None) as changes:
+        async with self.hub.subscribe(None, at_once=self._route_at_once) as changes:
             while True:
                 item = await changes.next(3600)
                 if item is None:
@@ -163,19 +162,43 @@ class Router:
         if not self.by_user:
             self.seats.pop(game_id, None)  # nobody to tell; seats may change unseen
             return
-        for user_id, seat in (await self._seated(game_id, change)).items():
+        self._push(game_id, change, await self._seated(game_id, change))
+
+    def _route_at_once(self, game_id: int, change: Change) -> bool:
+        """A change whose seats are known, routed as it is heard (the hub's ``at_once``);
+        False leaves it to ``_route`` (a read, a resync)."""
+        if game_id == listen.RESYNC:
+            return False
+        if not self.by_user:
+            self.seats.pop(game_id, None)
+            return True
+        seated = self._cached(game_id, change)
+        if seated is None:
+            return False
+        self._push(game_id, change, seated)
+        return True
+
+    def _push(self, game_id: int, change: Change, seated: dict[int, int]) -> None:
+        for user_id, seat in seated.items():
             for listener in self.by_user.get(user_id, ()):
                 listener.push(game_id, seat, change)
         if change.status in (GameStatus.FINISHED, GameStatus.ABORTED):
             self.seats.pop(game_id, None)
 
-    async def _seated(self, game_id: int, change: Change) -> dict[int, int]:
-        """Users seated at the game: cached once it runs (seats only change while it is
-        open, and every change of a game is heard here)."""
+    def _cached(self, game_id: int, change: Change) -> dict[int, int] | None:
+        """The game's seated users as cached, if they still hold: seats only change while a
+        game is open, and every change of a game is heard here."""
         cached = self.seats.get(game_id)
-        if cached is not None and cached[0] != GameStatus.OPEN and change.status != GameStatus.OPEN:
-            self.seats.move_to_end(game_id)
-            return cached[1]
+        if cached is None or cached[0] == GameStatus.OPEN or change.status == GameStatus.OPEN:
+            return None
+        self.seats.move_to_end(game_id)
+        return cached[1]
+
+    async def _seated(self, game_id: int, change: Change) -> dict[int, int]:
+        """Users seated at the game: cached once it runs (``_cached``), read otherwise."""
+        cached = self._cached(game_id, change)
+        if cached is not None:
+            return cached
         status, seated = await _db(rows.game_seat_users)(game_id)
         self.seats[game_id] = (status, seated)
         while len(self.seats) > SEATS_CACHED:
@@ -321,7 +344,10 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
     """The stream's bytes until the client goes (the server cancels this then). The user's
     slot is taken; it is given back at the end."""
     encode = stream.sse if sse else stream.ndjson
-    postgres = connections["default"].vendor == "postgresql"
+    # From the settings: ``connections[...]`` here would build a database wrapper for this
+    # stream's context (asgiref's Local is per task), some hundred objects the garbage
+    # collector then scans for as long as the stream is open.
+    postgres = listen.on_postgresql()
     try:
         routes = await router()
     except BaseException:
@@ -373,7 +399,11 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
                     HELD_FIRST_SECONDS
                 )
             elif changed:
-                events = await _db(stream.read_turns)(state, changed)
+                # A move played in this process: its row is here, no thread needed.
+                recalled = stream.recalled_turns(state, changed)
+                events = recalled if recalled is not None else (
+                    await _db(stream.read_turns)(state, changed)
+                )
             else:
                 events = []
             if events:

@@ -22,13 +22,15 @@ goes away ends its wait at once (Django's ASGI handler cancels it), slot and all
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
@@ -68,9 +70,11 @@ def _step(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 
 async def in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run ``function`` on one of the ``WAIT_THREADS`` threads (their database connections
-    persist, like gunicorn's threads')."""
-    run = sync_to_async(_step, thread_sensitive=False, executor=_threads())
-    return await run(function, *args, **kwargs)
+    persist, like gunicorn's threads'), with this task's context. The executor directly, not
+    asgiref's ``sync_to_async``, whose wrapping cost the event loop a tenth of its time on a
+    busy server (the wake-ups of streams queue behind it)."""
+    call = functools.partial(contextvars.copy_context().run, _step, function, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_threads(), call)
 
 
 class Suspended(HttpResponse):
