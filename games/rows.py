@@ -10,7 +10,7 @@ joining tables, the clock's rare paths) stays on the ORM.
 * Writes: a whole game row (``game_save``), and a plain move as one compare-and-set statement
   (``move_commit``: the game's update guarded by its version, and the move's insert).
 * Recall: the rows this process last read or wrote, reused when a caller names the version it
-  wants (``_Recent``).
+  wants (``games.recent.Recent``).
 
 The SQL is portable: PostgreSQL gets ``FOR UPDATE``; SQLite needs none, since its
 transactions are IMMEDIATE (see settings) and so already serialise writers. On PostgreSQL these
@@ -22,8 +22,6 @@ psycopg nor parsed out of it by the server, and the statement is not planned aga
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC
@@ -39,6 +37,14 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from games.models import Game, GameEvent, MoveRecord, Seat
+from games.recent import (
+    GAME_FIELDS,
+    JSON_FIELDS,
+    json_text,
+    recent,
+    remember_written,
+    seat_from_records,
+)
 
 M = TypeVar("M", bound=models.Model)
 Converter = Callable[[Any, Any, Any], Any]
@@ -156,11 +162,11 @@ def seat_with_game(game_id: int, user_id: object, *, version: int | None = None)
     ``forfeited_seats`` says how many of its seats are forfeited.
 
     With ``version``, a row this process read or wrote at that version is reused instead
-    (see ``_Recent``): only for callers that name the version they want and can live with
-    it being older than the newest one.
+    (see ``games.recent.Recent``): only for callers that name the version they want and can
+    live with it being older than the newest one.
     """
     if version is not None:
-        recalled = _recent.recall(game_id, user_id, version)
+        recalled = recent.recall(game_id, user_id, version)
         if recalled is not None:
             return recalled
     with _cursor() as cursor:
@@ -170,17 +176,18 @@ def seat_with_game(game_id: int, user_id: object, *, version: int | None = None)
         return None
     width = len(Seat._meta.concrete_fields)
     seat_values = _converted(Seat, row[:width])
-    game_record = _converted(Game, row[width:-1], keep=_JSON_FIELDS)  # JSON stays text
+    game_record = _converted(Game, row[width:-1], keep=JSON_FIELDS)  # JSON stays text
     forfeited = int(row[-1])
     if not connection.in_atomic_block:  # committed: safe to remember
-        _recent.remember_read(game_id, user_id, seat_values, game_record, forfeited)
-    return _seat_from_records(seat_values, game_record, forfeited)
+        recent.remember_read(game_id, user_id, seat_values, game_record, forfeited)
+    return seat_from_records(seat_values, game_record, forfeited)
 
 
 def recalled_game(game_id: int, version: int) -> Game | None:
     """The game's committed row at ``version`` if this process holds it (it wrote or read it
-    last: see ``_Recent``), without the database; None otherwise. Safe on an event loop."""
-    return _recent.recall_game(game_id, version)
+    last: see ``games.recent.Recent``), without the database; None otherwise. Safe on an
+    event loop."""
+    return recent.recall_game(game_id, version)
 
 
 @dataclass(frozen=True)
@@ -223,7 +230,7 @@ def game_public(game_id: int) -> tuple[Game, str | None, list[PublicSeat]]:
         found = cursor.fetchall()
     if not found:
         raise Game.DoesNotExist(f"No game {game_id}.")
-    width = len(_GAME_FIELDS)
+    width = len(GAME_FIELDS)
     game = _instance(Game, found[0][:width])
     seats = [
         PublicSeat(index, user_id, player, strikes, bool(forfeited))
@@ -232,14 +239,7 @@ def game_public(game_id: int) -> tuple[Game, str | None, list[PublicSeat]]:
     return game, found[0][width], seats
 
 
-# --- recently seen rows -----------------------------------------------------------------------
-# JSON columns are kept as text in a record, so every recall decodes fresh objects nobody
-# else holds (the engine and the services mutate what they are given).
-_GAME_FIELDS = Game._meta.concrete_fields
-_JSON_FIELDS = frozenset(i for i, f in enumerate(_GAME_FIELDS) if isinstance(f, models.JSONField))
-_VERSION = next(i for i, f in enumerate(_GAME_FIELDS) if f.name == "version")
-
-
+# --- converting rows --------------------------------------------------------------------------
 def _converted(
     model: type[models.Model], values: Sequence[Any], *, keep: frozenset[int] = frozenset()
 ) -> tuple[Any, ...]:
@@ -253,145 +253,6 @@ def _converted(
                 value = convert(value, column, connection)
         converted.append(value)
     return tuple(converted)
-
-
-def _game_record(game: Game, encoded: dict[str, str | None] | None = None) -> tuple[Any, ...]:
-    """``game``'s row with JSON as text; ``encoded``: columns' text already made, by name."""
-    encoded = encoded or {}
-    return tuple(
-        encoded.get(field.name) or _json_text(field, value)
-        if i in _JSON_FIELDS and (value := getattr(game, field.attname)) is not None
-        else getattr(game, field.attname)
-        for i, field in enumerate(_GAME_FIELDS)
-    )
-
-
-def _json_text(field: models.Field[Any, Any], value: Any) -> str:
-    return json.dumps(value, cls=field.encoder)  # type: ignore[attr-defined]
-
-
-def _seat_from_records(
-    seat_values: tuple[Any, ...], game_record: tuple[Any, ...], forfeited: int
-) -> Seat:
-    game = _game_from_record(game_record, forfeited)
-    seat = Seat.from_db(connection.alias, None, seat_values)
-    Seat.game.field.set_cached_value(seat, game)
-    return seat
-
-
-def _game_from_record(game_record: tuple[Any, ...], forfeited: int) -> Game:
-    values = [
-        json.loads(value, cls=field.decoder) if i in _JSON_FIELDS and value is not None
-        else value
-        for i, (value, field) in enumerate(zip(game_record, _GAME_FIELDS, strict=True))
-    ]
-    # The default database's alias, not ``connection``'s: this runs on event loops too.
-    game = Game.from_db(DEFAULT_DB_ALIAS, None, values)
-    game.forfeited_seats = forfeited
-    return game
-
-
-@dataclass(frozen=True)
-class _Remembered:
-    """A game row (JSON as text) and the seats known at that same version, by user id."""
-
-    record: tuple[Any, ...]
-    forfeited: int
-    seats: dict[object, tuple[Any, ...]]
-
-    @property
-    def version(self) -> int:
-        return int(self.record[_VERSION])
-
-
-class _Recent:
-    """The newest committed row of the games this process recently read or wrote, with the
-    seats read at that same version.
-
-    A player's move, decided on version v, arrives on the connection (so the worker process)
-    that just answered with v: its seat and game need not be read again. This is safe because
-    every change to a game or its seats bumps the game's version and a move is written by
-    compare-and-set on it: a seat is recalled only with the game row of the version it was
-    read at (or carried to, by a plain move, which changes no seat), so the pair is exactly
-    what one read at that version would give, and a recalled version that is out of date only
-    makes the write fail; the locked path then answers. Rows are remembered only once
-    committed.
-    """
-
-    GAMES = 1024
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._games: OrderedDict[int, _Remembered] = OrderedDict()
-
-    def recall(self, game_id: int, user_id: object, version: int) -> Seat | None:
-        with self._lock:
-            known = self._games.get(game_id)
-        if known is None or known.version != version:
-            return None
-        seat = known.seats.get(user_id)
-        if seat is None:
-            return None
-        return _seat_from_records(seat, known.record, known.forfeited)
-
-    def recall_game(self, game_id: int, version: int) -> Game | None:
-        with self._lock:
-            known = self._games.get(game_id)
-        if known is None or known.version != version:
-            return None
-        return _game_from_record(known.record, known.forfeited)
-
-    def remember_read(
-        self,
-        game_id: int,
-        user_id: object,
-        seat_values: tuple[Any, ...],
-        game_record: tuple[Any, ...],
-        forfeited: int,
-    ) -> None:
-        """A seat and its game, read together (so at the same version)."""
-        version = game_record[_VERSION]
-        with self._lock:
-            known = self._games.get(game_id)
-            if known is not None and known.version > version:
-                return  # this process already knows a newer row
-            seats = known.seats if known is not None and known.version == version else {}
-            self._store(game_id, _Remembered(game_record, forfeited, {**seats,
-                                                                      user_id: seat_values}))
-
-    def remember_move(
-        self, game_id: int, game_record: tuple[Any, ...], forfeited: int, *, previous: int
-    ) -> None:
-        """A plain move took the game from version ``previous`` to ``game_record``'s by
-        compare-and-set: no seat changed, so the seats known at ``previous`` still hold."""
-        with self._lock:
-            known = self._games.get(game_id)
-            if known is not None and known.version >= game_record[_VERSION]:
-                return
-            seats = known.seats if known is not None and known.version == previous else {}
-            self._store(game_id, _Remembered(game_record, forfeited, seats))
-
-    def _store(self, game_id: int, remembered: _Remembered) -> None:  # under _lock
-        self._games[game_id] = remembered
-        self._games.move_to_end(game_id)
-        if len(self._games) > self.GAMES:
-            self._games.popitem(last=False)
-
-    def forget_all(self) -> None:
-        with self._lock:
-            self._games.clear()
-
-
-_recent = _Recent()
-forget_all = _recent.forget_all
-
-
-def _remember_written(game: Game, *, previous: int, encoded: dict[str, str | None]) -> None:
-    """Remember ``game`` as just written by a plain move from version ``previous`` (no seat
-    changed, none forfeited), once the write commits (at once outside a transaction): the
-    other seats' long polls and the mover's next move in this process then need not read it."""
-    record = _game_record(game, encoded)
-    transaction.on_commit(lambda: _recent.remember_move(game.pk, record, 0, previous=previous))
 
 
 # --- writes -----------------------------------------------------------------------------------
@@ -496,7 +357,7 @@ def move_commit(
     """Write ``game``'s ``MOVE_COLUMNS`` (and its ``rng`` if changed) and insert ``record`` if
     the stored game still has ``expected_version`` (compare-and-set); False, with nothing
     written, if it moved on. Atomic on its own. Once written, the row is remembered (see
-    ``_Recent``): a plain move changes no seat, and the game has no forfeited seat."""
+    ``games.recent.Recent``): a plain move changes no seat, and the game has no forfeited seat."""
     columns = (*MOVE_COLUMNS, "rng") if rng_changed else MOVE_COLUMNS
     update, game_fields = _game_update_sql(connection.vendor, columns)
     if connection.vendor != "postgresql":
@@ -511,19 +372,19 @@ def move_commit(
                 if cursor.rowcount != 1:
                     return False
             move_insert(record)
-        _remember_written(game, previous=expected_version, encoded={})
+        remember_written(game, previous=expected_version, encoded={})
         return True
     # psycopg adapts these Python values itself (Django's per-field preparation cost more than
     # the statement), and each JSON column is encoded once, for the statement and the memory.
     game.updated_at = timezone.now()  # auto_now
     encoded = {
-        f.name: None if (value := getattr(game, f.attname)) is None else _json_text(f, value)
+        f.name: None if (value := getattr(game, f.attname)) is None else json_text(f, value)
         for f in game_fields if isinstance(f, models.JSONField)
     }  # None: SQL NULL, as the ORM writes it
     game_params = [encoded.get(f.name, getattr(game, f.attname)) for f in game_fields]
     record.created_at = game.updated_at  # auto_now_add
     move_params = [getattr(record, f.attname) for f in _move_insert_sql(connection.vendor)[1]]
-    move_params[_MOVE_JSON] = _json_text(MoveRecord._meta.get_field("move"), record.move)
+    move_params[_MOVE_JSON] = json_text(MoveRecord._meta.get_field("move"), record.move)
     with _cursor() as cursor:
         cursor.execute(
             _move_commit_sql(connection.vendor, columns),
@@ -534,7 +395,7 @@ def move_commit(
         return False
     (record.pk,) = row
     _saved(record)
-    _remember_written(game, previous=expected_version, encoded=encoded)
+    remember_written(game, previous=expected_version, encoded=encoded)
     return True
 
 

@@ -55,12 +55,12 @@ def _no_lingering_listener() -> Any:
 
 @pytest.fixture(autouse=True)
 def _no_remembered_rows() -> Any:
-    """Rows a process remembers (``games.rows``) belong to one test's database: a later test
+    """Rows a process remembers (``games.recent``) belong to one test's database: a later test
     may reuse the ids."""
     yield
-    rows = sys.modules.get("games.rows")
-    if rows is not None:
-        rows.forget_all()
+    recent = sys.modules.get("games.recent")
+    if recent is not None:
+        recent.forget_all()
 
 
 @pytest.fixture
