@@ -129,22 +129,27 @@ def open_stream(*, user_id: int, since: Cursor | None) -> tuple[StreamState, lis
         # snapshot sends them.)
         state.games[game_id].started = since is not None and status != GameStatus.OPEN
     if since is None:
-        return state, _snapshot(state, seats)
+        return state, _snapshot(state)
     return state, read(state)
 
 
-def _snapshot(state: StreamState, seats: list[tuple[int, int, str]]) -> list[dict[str, Any]]:
+def _snapshot(state: StreamState) -> list[dict[str, Any]]:
     """A fresh stream: the running games' ``started`` rows, the cursor at the horizon (every
     settled row is behind it: a fresh client wants what happens from now on), then any turn
     due. Rows not yet settled come the usual way."""
     horizon, found = rows.stream_events(list(state.games), ROW_KINDS)
     state.cursor = Cursor(horizon, 0)
-    running = {game_id for game_id, _seat, status in seats if status == GameStatus.RUNNING}
-    events = [
-        _row_event(row, state.cursor)
-        for row in sorted(found, key=_order)
-        if row.kind == EventKind.STARTED and row.game_id in running and row.position < horizon
-    ]
+    # Running now is what the rows say, not the seats' status: the seats were read first, in
+    # a statement of their own, and a game still open then may have started since. Its
+    # ``started`` row is then behind the cursor, and only the snapshot can send it (a turn is
+    # held until its game's ``started`` has gone out).
+    settled = [row for row in sorted(found, key=_order) if row.position < horizon]
+    over = {row.game_id for row in settled
+            if row.kind in (EventKind.FINISHED, EventKind.ABORTED)}
+    events = [_row_event(row, state.cursor) for row in settled
+              if row.kind == EventKind.STARTED and row.game_id not in over]
+    for game_id in over:  # ended between the two reads: not running now
+        state.games.pop(game_id, None)
     for event in events:
         state.games[event["game"]].started = True
     state.held = {row.game_id for row in found if row.position >= horizon}

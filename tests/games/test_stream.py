@@ -273,3 +273,34 @@ def test_a_stopping_server_ends_its_open_streams_so_a_restart_does_not_wait_on_t
         with pytest.raises(AssertionError, match="the stream ended"):
             for _ in range(100):  # bounded: what was sent before the stop, then the end
                 stream.next(heartbeats=True)
+
+
+def test_a_game_started_between_a_fresh_streams_two_first_reads_gets_its_start_and_turn(
+    alice, bob, monkeypatch
+):
+    """A fresh stream reads the seats, then the rows: a game still open at the first read and
+    started before the second has its ``started`` behind the stream's cursor, so only the
+    snapshot can send it (and its turn waits for it). Seen in CI: such a stream stayed
+    silent until the test gave up."""
+    from games import rows, stream
+    from games import services as game_services
+
+    game = game_services.game_create(user=alice, options={"single_hand": True}, seats=2)
+    game_services.seat_join(game_id=game.pk, user=bob)
+    seats_read = rows.stream_seats
+
+    def seats_then_the_start(user_id: int, *, ended_since: Any) -> Any:
+        found = seats_read(user_id, ended_since=ended_since)
+        assert [status for _, _, status in found] == ["open"]
+        game_services.game_start(game_id=game.pk, user=alice)
+        return found
+
+    monkeypatch.setattr(rows, "stream_seats", seats_then_the_start)
+    state, first = stream.open_stream(user_id=bob.pk, since=None)
+
+    started = game_services.load_state(type(game).objects.get(pk=game.pk))
+    assert [event["type"] for event in first][:1] == ["started"]
+    assert first[0]["game"] == game.pk
+    awaited = [event for event in first if event["type"] == "turn"]
+    assert len(awaited) == (1 if started.awaiting == 1 else 0)
+    assert not state.held
