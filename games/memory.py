@@ -190,25 +190,27 @@ def stretch_record(*, played: MemoryGame) -> bool:
     return stretches_record(played=[played])[0]
 
 
-@transaction.atomic
 def stretches_record(*, played: Sequence[MemoryGame]) -> list[bool]:
     """``stretch_record`` for several games in ONE transaction, their moves and events in one
     insert each: a driver whose games end while it is recording records them together, so a
     game's share of the commit and the statements shrinks as the load grows. Each game's
-    compare-and-set is its own: one that moved on is left out (False), the others written."""
-    out: list[bool] = []
-    moves: list[dict[str, Any]] = []
-    events: list[GameEvent] = []
-    written: list[MemoryGame] = []
-    for one in played:
-        recorded = _stretch_game(one)
-        out.append(recorded)
-        if recorded:
-            moves.extend(one.book.moves)
-            events.extend(one.book.events)
-            written.append(one)
-    rows.insert_many(MoveRecord, moves)
-    rows.insert_many(GameEvent, events)
+    compare-and-set is its own: one that moved on is left out (False), the others written.
+    The games' stretches are dropped from memory only once the transaction has committed: a
+    failed commit leaves them whole, to be recorded again."""
+    with transaction.atomic():
+        out: list[bool] = []
+        moves: list[dict[str, Any]] = []
+        events: list[GameEvent] = []
+        written: list[MemoryGame] = []
+        for one in played:
+            recorded = _stretch_game(one)
+            out.append(recorded)
+            if recorded:
+                moves.extend(one.book.moves)
+                events.extend(one.book.events)
+                written.append(one)
+        rows.insert_many(MoveRecord, moves)
+        rows.insert_many(GameEvent, events)
     for one in written:
         one.book.clear()
         one.start_version = one.game.version
