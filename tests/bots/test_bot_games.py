@@ -12,9 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from bots import dispatch, runner
-from bots import services as bot_services
 from bots.models import BotCall
-from bots.serve import serve_in_thread
 from bots.transport import BotTransport
 from games import services
 from games import uno as engine
@@ -28,28 +26,6 @@ from tests.games.conftest import client_for
 def _fresh_default_transport() -> Iterator[None]:
     yield
     close_default_transport()
-
-@pytest.fixture
-def transport() -> Iterator[BotTransport]:
-    bots = BotTransport(allow_private=True)
-    yield bots
-    bots.close()
-
-
-@pytest.fixture
-def two_reference_bots(alice: Any) -> Iterator[list[Any]]:
-    """Two of alice's bots, each its own reference server (greedy) on 127.0.0.1."""
-    registered = [register(alice, f"ref{i}", "http://127.0.0.1:9/") for i in range(2)]
-    stops = []
-    bots = []
-    for bot, secret in registered:
-        url, stop = serve_in_thread("greedy", secret, seed=bot.pk)
-        stops.append(stop)
-        bots.append(bot_services.bot_update(bot=bot, data={"url": url}))
-    yield bots
-    for stop in stops:
-        stop()
-
 
 @pytest.mark.django_db
 def test_two_http_reference_bots_play_a_whole_game_that_the_replay_reproduces(

@@ -5,7 +5,6 @@ someone else meanwhile, leave consistent rows. Real bot servers on 127.0.0.1."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,41 +22,14 @@ from tests.bots.fault_server import FaultServer, refused_url
 from tests.bots.helpers import bot_table, register
 from tests.bots.test_runner_faults import FAULTS, _assert_struck, _illegal
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _quick_bots(settings: Any) -> None:
-    settings.BOTS_RUNNER = "off"  # the driver plays every decision
-    settings.BOTS_TURN_TIMEOUT_MS = 400
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quick_bots")]
 
 
 @pytest.fixture
-def transport() -> Iterator[BotTransport]:
-    bots = BotTransport(allow_private=True)
-    yield bots
-    bots.close()
-
-
-@pytest.fixture
-def fault_bot() -> Iterator[FaultServer]:
-    with FaultServer(mode="ok", delay=3.0, drip_interval=0.05) as server:
-        yield server
-
-
-@pytest.fixture
-def reference_bots(settings: Any, alice: Any) -> Iterator[list[Any]]:
+def reference_bots(settings: Any, two_reference_bots: list[Any]) -> list[Any]:
     """Two greedy reference bots, given time enough that a busy machine strikes nobody."""
     settings.BOTS_TURN_TIMEOUT_MS = 5000
-    registered = [register(alice, f"ref{i}", "http://127.0.0.1:9/") for i in range(2)]
-    stops, bots = [], []
-    for bot, secret in registered:
-        url, stop = serve_in_thread("greedy", secret, seed=bot.pk)
-        stops.append(stop)
-        bots.append(bot_services.bot_update(bot=bot, data={"url": url}))
-    yield bots
-    for stop in stops:
-        stop()
+    return two_reference_bots
 
 
 def _one_decision(game: Game, transport: BotTransport) -> tuple[int, int]:

@@ -3,7 +3,6 @@ seat with the reason, logs the call, and the game goes on. Real bot servers on 1
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -17,26 +16,7 @@ from games.models import EventKind, GameEvent, GameStatus, MoveRecord, MoveSourc
 from tests.bots.fault_server import FaultServer, refused_url
 from tests.bots.helpers import bot_table, register
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _quick_bots(settings: Any) -> None:
-    settings.BOTS_RUNNER = "off"  # these tests drive every decision themselves
-    settings.BOTS_TURN_TIMEOUT_MS = 400
-
-
-@pytest.fixture
-def transport() -> Iterator[BotTransport]:
-    bots = BotTransport(allow_private=True)
-    yield bots
-    bots.close()
-
-
-@pytest.fixture
-def fault_bot() -> Iterator[FaultServer]:
-    with FaultServer(mode="ok", delay=3.0, drip_interval=0.05) as server:
-        yield server
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quick_bots")]
 
 
 def _awaited(game_id: int) -> tuple[int, int]:
