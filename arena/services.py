@@ -316,32 +316,13 @@ def game_turn_seconds(turn_timeout_ms: int) -> int:
 
 
 @transaction.atomic
-def game_begin(*, match_id: int, token: str, item: Mapping[str, Any]) -> Game | None:
-    """Create the planned game ``item`` (its bots seated, dealt from its seed) and note it as
-    live on the match, if the claim is still ours. Not started (what a worker that died
-    before starting it leaves; the runner begins games with ``games_begin``)."""
-    match = _match_claimed(match_id, token)
-    if match is None:
-        return None
-    tournament = match.tournament
-    game = game_services.game_create_seated(
-        user=tournament.owner, options=tournament.options, seed=item["seed"],
-        bots=item["seats"], turn_seconds=game_turn_seconds(tournament.turn_timeout_ms),
-        max_strikes=tournament.max_strikes,
-    )
-    _live_add(match, [(item, game)])
-    return game
-
-
-@transaction.atomic
 def games_begin(*, match_id: int, token: str,
                 items: Sequence[Mapping[str, Any]]) -> list[tuple[Game, list[Seat]]] | None:
     """Create and start the planned games ``items`` together (their bots seated, each dealt
     from its seed: ``games.batch``, a few multi-row statements) and note them as live on the
     match, if the claim is still ours and the tournament not cancelled (else None, creating
-    nothing). Each game's row and
-    seats. No turn-clock tasks: the caller drives the games (``arena.runner``) and must mark
-    them driven before the commit."""
+    nothing). Each game's row and seats. No turn-clock tasks: the caller drives the games
+    (``arena.runner``) and must mark them driven before the commit."""
     match = _match_claimed(match_id, token)
     if match is None:
         return None
@@ -352,7 +333,9 @@ def games_begin(*, match_id: int, token: str,
         turn_seconds=game_turn_seconds(tournament.turn_timeout_ms),
         max_strikes=tournament.max_strikes, clock_tasks=False,
     )
-    _live_add(match, [(item, game) for item, (game, _) in zip(items, tables, strict=True)])
+    match.live = {**match.live, **{str(item["number"]): game.pk
+                                   for item, (game, _) in zip(items, tables, strict=True)}}
+    match.save(update_fields=["live"])
     return tables
 
 
@@ -366,11 +349,6 @@ def _match_claimed(match_id: int, token: str) -> Match | None:
     if match.tournament.status == TournamentStatus.CANCELLED:
         return None
     return match
-
-
-def _live_add(match: Match, begun: list[tuple[Mapping[str, Any], Game]]) -> None:
-    match.live = {**match.live, **{str(item["number"]): game.pk for item, game in begun}}
-    match.save(update_fields=["live"])
 
 
 def live_settle(*, match_id: int, token: str) -> tuple[int, int]:

@@ -352,12 +352,9 @@ class Driver:
             self._fail(play, seat_index, call, runner.DISABLED, "The bot is disabled.", None, 0.0)
             return True
         view = played.view(seat_index)
-        payload = {
-            "protocol": runner.PROTOCOL, "type": "turn", "game": game_id, "version": version,
-            "seat": seat_index, "options": game.options, "view": view,
-            "legal_moves": view.get("legal_moves", []), "budget_ms": play.budget_ms,
-            "latency": runner.latencies.known(seat.bot_id),
-        }
+        payload = runner.turn_payload(
+            game_id=game_id, version=version, options=game.options, seat=seat_index, view=view,
+            budget=play.budget_ms, latency=runner.latencies.known(seat.bot_id))
         result = self.answer(seat.url, payload) if self.answer is not None else None
         if result is None:
             result = await self.transport.post_body(

@@ -51,7 +51,7 @@ PROTOCOL = 1
 MALFORMED, ILLEGAL, DISABLED = "malformed", "illegal", "disabled"
 # What a decision came to (also the call log's ``outcome``).
 MOVED, STRUCK, STALE, SKIPPED = "move", "strike", "stale", "skip"
-NOTICE_TIMEOUT_SECONDS = _NOTICE_TIMEOUT_SECONDS = 2.0
+NOTICE_TIMEOUT_SECONDS = 2.0
 _LOG_BATCH = 100  # calls a driven game writes to the log at once
 
 
@@ -167,11 +167,12 @@ latencies = _Latencies()
 
 
 # --- payloads ----------------------------------------------------------------------------------
-def turn_payload(*, game: Game, seat: int, view: dict[str, Any], budget: int,
-                 latency: dict[str, float | None]) -> dict[str, Any]:
+def turn_payload(*, game_id: int, version: int, options: Any, seat: int, view: dict[str, Any],
+                 budget: int, latency: dict[str, float | None]) -> dict[str, Any]:
+    """A decision's body (protocol v1): every caller of a bot's turn, the driver's included."""
     return {
-        "protocol": PROTOCOL, "type": "turn", "game": game.pk, "version": game.version,
-        "seat": seat, "options": game.options, "view": view,
+        "protocol": PROTOCOL, "type": "turn", "game": game_id, "version": version,
+        "seat": seat, "options": options, "view": view,
         "legal_moves": view.get("legal_moves", []), "budget_ms": budget, "latency": latency,
     }
 
@@ -268,7 +269,8 @@ def ask(turn: Turn, state: engine.GameState, *,
     the caller goes on meanwhile."""
     game, seat, bot = turn.game, turn.seat.index, turn.bot
     budget = budget_ms(game)
-    payload = turn_payload(game=game, seat=seat, view=engine.view(state, seat), budget=budget,
+    payload = turn_payload(game_id=game.pk, version=game.version, options=game.options,
+                           seat=seat, view=engine.view(state, seat), budget=budget,
                            latency=latencies.summary(bot.pk))
     future = _transport(transport).post_future(
         bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=budget / 1000
@@ -419,7 +421,7 @@ def send_notices(
             continue
         body = body or notice_body(game=game, kind=kind, seats=seats)
         payload = {**body, "seat": seat.index}
-        timeout = min(_NOTICE_TIMEOUT_SECONDS, budget_ms(game) / 1000 * 2)
+        timeout = min(NOTICE_TIMEOUT_SECONDS, budget_ms(game) / 1000 * 2)
         result = _transport(transport).post_sync(
             bot.url, payload, secrets=bot_services.signing_secrets(bot), timeout=timeout
         )

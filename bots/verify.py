@@ -24,17 +24,13 @@ from games import uno as engine
 
 MAX_FAILURES = 3  # stop the game early: the verdict is clear and the owner waits for it
 MAX_TURNS = 400
-_NOTICE_TIMEOUT = 2.0
 
 
 def _turn_payload(state: engine.GameState, seat: int, options: dict[str, Any], version: int,
                   budget: int, bot: Bot) -> dict[str, Any]:
-    view = engine.view(state, seat)
-    return {
-        "protocol": runner.PROTOCOL, "type": "turn", "game": 0, "version": version,
-        "seat": seat, "options": options, "view": view, "legal_moves": view["legal_moves"],
-        "budget_ms": budget, "latency": runner.latencies.summary(bot.pk),
-    }
+    return runner.turn_payload(game_id=0, version=version, options=options, seat=seat,
+                               view=engine.view(state, seat), budget=budget,
+                               latency=runner.latencies.summary(bot.pk))
 
 
 def _handshake(bot: Bot, transport: bot_transport.BotTransport, options: dict[str, Any],
@@ -42,14 +38,14 @@ def _handshake(bot: Bot, transport: bot_transport.BotTransport, options: dict[st
     notice = {"protocol": runner.PROTOCOL, "type": "start", "game": 0, "version": 0, "seat": 0,
               "options": options, "players": [bot.label, "reference"]}
     good = transport.post_sync(bot.url, notice, secrets=bot_services.signing_secrets(bot),
-                               timeout=_NOTICE_TIMEOUT)
+                               timeout=runner.NOTICE_TIMEOUT_SECONDS)
     bot_services.call_record(bot_id=bot.pk, kind=CallKind.VERIFY, latency_ms=good.latency_ms,
                              status=good.status, error=good.error or "",
                              detail=good.detail if not good.ok else "signed notice")
     if not good.ok:
         reasons.append(f"A correctly signed notice failed: {good.error} ({good.detail}).")
     forged = transport.post_sync(bot.url, notice, secrets=[signing.new_secret()],
-                                 timeout=_NOTICE_TIMEOUT)
+                                 timeout=runner.NOTICE_TIMEOUT_SECONDS)
     if forged.status is None or not 400 <= forged.status < 500:
         got = forged.status if forged.status is not None else forged.error
         reasons.append(

@@ -158,11 +158,8 @@ class Router:
     async def _route(self, game_id: int, change: Change) -> None:
         if game_id == listen.RESYNC:
             self._resync_all()
-            return
-        if not self.by_user:
-            self.seats.pop(game_id, None)  # nobody to tell; seats may change unseen
-            return
-        self._push(game_id, change, await self._seated(game_id, change))
+        elif not self._route_at_once(game_id, change):
+            self._push(game_id, change, await self._seated(game_id))
 
     def _route_at_once(self, game_id: int, change: Change) -> bool:
         """A change whose seats are known, routed as it is heard (the hub's ``at_once``);
@@ -170,7 +167,7 @@ class Router:
         if game_id == listen.RESYNC:
             return False
         if not self.by_user:
-            self.seats.pop(game_id, None)
+            self.seats.pop(game_id, None)  # nobody to tell; seats may change unseen
             return True
         seated = self._cached(game_id, change)
         if seated is None:
@@ -194,11 +191,8 @@ class Router:
         self.seats.move_to_end(game_id)
         return cached[1]
 
-    async def _seated(self, game_id: int, change: Change) -> dict[int, int]:
-        """Users seated at the game: cached once it runs (``_cached``), read otherwise."""
-        cached = self._cached(game_id, change)
-        if cached is not None:
-            return cached
+    async def _seated(self, game_id: int) -> dict[int, int]:
+        """Users seated at the game, read (and cached: ``_cached``)."""
         status, seated = await _db(rows.game_seat_users)(game_id)
         self.seats[game_id] = (status, seated)
         while len(self.seats) > SEATS_CACHED:

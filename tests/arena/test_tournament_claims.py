@@ -14,7 +14,6 @@ from django.utils import timezone
 from arena import services
 from arena.models import Match, MatchStatus, Tournament
 from bots import runner as bot_runner
-from games import services as game_services
 from games.models import Game, GameStatus
 from tests.arena.tournament_helpers import (
     assert_consistent,
@@ -40,11 +39,9 @@ def _dead_worker(match: Match, *, finish: bool) -> tuple[str, Game]:
     not recorded, or still running), the claim no longer renewed."""
     token = services.match_claim(match_id=match.pk)
     assert token is not None
-    item = match.plan[0]
-    game = services.game_begin(match_id=match.pk, token=token, item=item)
-    assert game is not None
-    with bot_runner.driving(game.pk):
-        game_services.game_start(game_id=game.pk, user=match.tournament.owner)
+    begun = services.games_begin(match_id=match.pk, token=token, items=match.plan[:1])
+    assert begun is not None
+    [(game, _seats)] = begun
     if finish:
         bot_runner.play_game(game.pk)
     stale = timezone.now() - timedelta(seconds=3600)
