@@ -12,15 +12,23 @@ import pytest
 from bots import runner
 from bots import services as bot_services
 from bots.driver import Driver
-from bots.models import BotCall, BotCounter
+from bots.models import BotCall
 from bots.serve import serve_in_thread
 from bots.transport import BotTransport
 from games import services as game_services
 from games import uno as engine
-from games.models import EventKind, Game, GameEvent, GameStatus, MoveRecord, MoveSource, Seat
+from games.models import Game, GameStatus, MoveRecord, MoveSource, Seat
 from tests.bots.fault_server import FaultServer, refused_url
 from tests.bots.helpers import bot_table, register
-from tests.bots.test_runner_faults import FAULTS, _assert_struck, _illegal
+from tests.bots.test_runner_faults import (
+    FAULTS,
+    _assert_forfeited_once,
+    _assert_struck,
+    _assert_struck_once,
+    _fault_table,
+    _illegal,
+    _silent_table,
+)
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("quick_bots")]
 
@@ -44,12 +52,9 @@ def _one_decision(game: Game, transport: BotTransport) -> tuple[int, int]:
 def test_each_failure_mode_over_the_driver_gives_the_default_move_a_strike_and_a_log_entry(
     alice: Any, fault_bot: FaultServer, transport: BotTransport, mode: str, reason: str
 ) -> None:
-    bots = [register(alice, f"f{i}", fault_bot.url_for(mode))[0] for i in range(2)]
-    game = bot_table(alice, bots)
+    bots, game = _fault_table(alice, fault_bot, mode)
     version, seat = _one_decision(game, transport)
-    _assert_struck(game.pk, seat, version, reason)
-    counters = dict(BotCounter.objects.filter(bot=bots[seat]).values_list("name", "count"))
-    assert counters == {"calls": 1, "failed": 1, f"error:{reason}": 1, f"strike:{reason}": 1}
+    _assert_struck_once(bots[seat], game.pk, seat, version, reason)
 
 
 def test_a_refused_connection_over_the_driver_is_a_connect_strike(
@@ -151,15 +156,11 @@ def test_a_game_changed_meanwhile_is_not_overwritten(
 def test_a_bot_that_never_answers_is_forfeited_through_the_driver(
     alice: Any, fault_bot: FaultServer, transport: BotTransport
 ) -> None:
-    silent, _ = register(alice, "silent", fault_bot.url_for("hang"))
-    player, _ = register(alice, "player", fault_bot.url_for("ok"))
-    game = bot_table(alice, [silent, player], max_strikes=2)
+    silent, _player, game = _silent_table(alice, fault_bot)
     with Driver(transport=transport) as driver:
         [outcome] = driver.play([game.pk])
     assert outcome.finished
-    seat = Seat.objects.get(game_id=game.pk, bot=silent)
-    assert seat.forfeited and seat.strikes == 2
-    assert GameEvent.objects.filter(game_id=game.pk, kind=EventKind.FORFEITED).count() == 1
+    seat = _assert_forfeited_once(game.pk, silent)
     assert outcome.game is not None and outcome.game.winner == 1 - seat.index
     # Each bot's notices name its own seat; the end notice's replay (made in memory) is the
     # stored game's.

@@ -63,12 +63,22 @@ FAULTS = [
 def test_a_failing_bot_gets_the_default_move_a_strike_with_its_reason_and_a_log_entry(
     alice: Any, fault_bot: FaultServer, transport: BotTransport, mode: str, reason: str
 ) -> None:
-    bots = [register(alice, f"f{i}", fault_bot.url_for(mode))[0] for i in range(2)]
-    game = bot_table(alice, bots)
+    bots, game = _fault_table(alice, fault_bot, mode)
     version, seat = _awaited(game.pk)
     assert runner.play_turn(game.pk, version, transport=transport) == runner.STRUCK
-    _assert_struck(game.pk, seat, version, reason)
-    counters = dict(BotCounter.objects.filter(bot=bots[seat]).values_list("name", "count"))
+    _assert_struck_once(bots[seat], game.pk, seat, version, reason)
+
+
+def _fault_table(alice: Any, fault_bot: FaultServer, mode: str) -> tuple[list[Any], Any]:
+    """Two of alice's bots answering in ``mode``, seated at a running game."""
+    bots = [register(alice, f"f{i}", fault_bot.url_for(mode))[0] for i in range(2)]
+    return bots, bot_table(alice, bots)
+
+
+def _assert_struck_once(bot: Any, game_id: int, seat: int, version: int, reason: str) -> None:
+    """``_assert_struck``, and the bot's counters show that one failed call and its strike."""
+    _assert_struck(game_id, seat, version, reason)
+    counters = dict(BotCounter.objects.filter(bot=bot).values_list("name", "count"))
     assert counters == {"calls": 1, "failed": 1, f"error:{reason}": 1, f"strike:{reason}": 1}
 
 
@@ -109,19 +119,30 @@ def test_an_illegal_move_is_an_illegal_strike(alice: Any, transport: BotTranspor
 def test_a_bot_that_never_answers_is_forfeited_at_max_strikes_and_the_game_still_ends(
     alice: Any, fault_bot: FaultServer, transport: BotTransport
 ) -> None:
-    silent, _ = register(alice, "silent", fault_bot.url_for("hang"))
-    player, _ = register(alice, "player", fault_bot.url_for("ok"))
-    game = bot_table(alice, [silent, player], max_strikes=2)
+    silent, player, game = _silent_table(alice, fault_bot)
     game = runner.play_game(game.pk, transport=transport)
     assert game.status == GameStatus.FINISHED
-    seat = Seat.objects.get(game_id=game.pk, bot=silent)
-    assert seat.forfeited and seat.strikes == 2
-    assert GameEvent.objects.filter(game_id=game.pk, kind=EventKind.FORFEITED).count() == 1
+    seat = _assert_forfeited_once(game.pk, silent)
     assert game.winner == 1 - seat.index  # the last one standing
     timeouts = BotCall.objects.filter(bot=silent, kind="turn", error="timeout", outcome="strike")
     assert timeouts.count() == 2
     # The notices went out, and their failures struck nobody.
     assert BotCall.objects.filter(bot=player, kind="end", error="").count() == 1
+
+
+def _silent_table(alice: Any, fault_bot: FaultServer) -> tuple[Any, Any, Any]:
+    """A bot that never answers, one that does, and a game between them (max strikes 2)."""
+    silent, _ = register(alice, "silent", fault_bot.url_for("hang"))
+    player, _ = register(alice, "player", fault_bot.url_for("ok"))
+    return silent, player, bot_table(alice, [silent, player], max_strikes=2)
+
+
+def _assert_forfeited_once(game_id: int, bot: Any) -> Seat:
+    """``bot``'s seat was struck twice and forfeited, once."""
+    seat = Seat.objects.get(game_id=game_id, bot=bot)
+    assert seat.forfeited and seat.strikes == 2
+    assert GameEvent.objects.filter(game_id=game_id, kind=EventKind.FORFEITED).count() == 1
+    return seat
 
 
 def test_a_flaky_bot_is_struck_for_each_failure_and_plays_the_rest(
