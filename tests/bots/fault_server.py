@@ -54,6 +54,7 @@ MODES = (
     "redirect",
     "not_json",
     "deep_json",
+    "nan_json",
     "huge",
     "huge_chunked",
     "empty",
@@ -293,6 +294,8 @@ class FaultServer:
             return self._response(200, b"<html>I am a web page</html>", "text/html")
         if mode == "deep_json":
             return self._response(200, b"[" * 60_000)
+        if mode == "nan_json":  # what Python's json module writes for a NaN: not JSON
+            return self._response(200, b'{"move": NaN, "score": Infinity}')
         if mode == "huge":
             return self._response(200, b'{"move": "' + b"a" * self.huge_size + b'"}')
         if mode == "empty":

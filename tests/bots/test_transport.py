@@ -131,6 +131,7 @@ def test_a_body_exactly_at_the_cap_is_read_and_one_byte_more_is_too_large(
         ("redirect/308", "redirect"),
         ("not_json", "not_json"),
         ("deep_json", "not_json"),
+        ("nan_json", "not_json"),  # strict JSON: NaN and Infinity are not JSON
         ("huge", "too_large"),  # 10 MB announced
         ("huge_chunked", "too_large"),  # 10 MB, no length announced: read up to the cap only
     ],
