@@ -2,10 +2,9 @@
 
 Nothing else in the project opens a connection to a user-supplied address. Every call:
 
-* is checked: the URL's syntax (``guard.check_url``), then the address. Names resolve through
-  ``guard.resolve`` inside the connector (a custom aiohttp resolver), so the address that was
-  checked is the one connected to, while ``Host`` and TLS SNI keep the name. IP literals never
-  reach a resolver in aiohttp, so they are checked here before the request.
+* is checked: the URL's syntax (``guard.check_url``), then the address. Every host, name or
+  IP literal, goes through ``guard.resolve`` before a connection is dialled, and the address
+  that was checked is the one connected to, while ``Host`` and TLS SNI keep the name.
 * is signed the Standard Webhooks way (``bots.signing``), with a fresh id and timestamp.
 * has one deadline for the whole call (connect, send, read): a bot that drips its answer a byte
   at a time is cut off at the deadline like one that never answers.
@@ -21,10 +20,14 @@ run on the transport's own loop thread, which a forked worker restarts for itsel
 ``await transport.post(...)`` from a long-lived event loop (``await transport.aclose()`` before
 the loop ends). A loop per call (``asyncio.run`` each time) works but pools nothing.
 
-The client library was chosen by measurement (issue 10): sequential keep-alive round trips to
-a local server ran at about 3,000/s with aiohttp's client, 800/s with requests and 700/s with
-httpx's async client; at 16 concurrent calls aiohttp reached 5,000-7,000/s where httpx fell to
-300-500/s. ``bench/roundtrip.py`` compares this transport with a bare aiohttp client.
+The client was chosen by measurement (issue 10): sequential keep-alive round trips to a local
+server ran at about 3,000/s with aiohttp's client, 800/s with requests and 700/s with httpx's
+async client; at 16 concurrent calls aiohttp reached 5,000-7,000/s where httpx fell to
+300-500/s. Then a tournament worker's turns turned out to be bound by the client's CPU (one
+process, one core): aiohttp's client cost about 280 us a call, and the exchange of
+``bots.http1`` (an asyncio protocol with httptools' parser) about 140 us, so the transport
+speaks HTTP/1.1 through that. ``bench/roundtrip.py`` compares this transport with a bare
+aiohttp client.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import concurrent.futures
 import logging
 import math
 import os
-import socket
+import ssl
 import threading
 import time
 import uuid
@@ -45,12 +48,10 @@ from functools import lru_cache, partial
 from importlib import metadata
 from typing import Any
 
-import aiohttp
 import orjson
-from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
-from bots import guard, signing
+from bots import guard, http1, signing
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ def user_agent() -> str:
 
 # getaddrinfo blocks a thread until the name's DNS answers, whatever the call's deadline: a
 # pool of their own keeps slow names (a bot owner's choice) from starving the loop's default
-# executor. Names answered recently come from aiohttp's cache and need no thread.
+# executor. Names answered recently come from the transport's cache and need no thread.
 _DNS_THREADS = 16
 _dns_pool: concurrent.futures.ThreadPoolExecutor | None = None
 _dns_pool_lock = threading.Lock()
@@ -119,35 +120,6 @@ def _reset_dns_pool_after_fork() -> None:
 
 
 os.register_at_fork(after_in_child=_reset_dns_pool_after_fork)
-
-
-class _GuardedResolver(AbstractResolver):
-    """aiohttp resolver that only ever hands the connector addresses the guard accepted."""
-
-    def __init__(self, *, allow_private: bool) -> None:
-        self._allow_private = allow_private
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_UNSPEC
-    ) -> list[ResolveResult]:
-        loop = asyncio.get_running_loop()
-        addresses = await loop.run_in_executor(
-            _dns_executor(), partial(guard.resolve, host, port, allow_private=self._allow_private)
-        )
-        return [
-            {
-                "hostname": host,
-                "host": address,
-                "port": port,
-                "family": socket.AF_INET6 if ":" in address else socket.AF_INET,
-                "proto": 0,
-                "flags": socket.AI_NUMERICHOST,
-            }
-            for address in addresses
-        ]
-
-    async def close(self) -> None:
-        return None
 
 
 def _setting(name: str, default: Any) -> Any:
@@ -179,27 +151,6 @@ def encode(payload: Mapping[str, Any]) -> bytes:
     return orjson.dumps(payload, option=orjson.OPT_NON_STR_KEYS)
 
 
-class _TooLarge(Exception):
-    pass
-
-
-async def _read_capped(response: aiohttp.ClientResponse, cap: int) -> bytes:
-    """The body, or ``_TooLarge`` as soon as more than ``cap`` bytes arrive (never buffered)."""
-    declared = response.content_length
-    if declared is not None and declared > cap:
-        raise _TooLarge(f"the bot announced {declared} bytes, over the {cap}-byte cap")
-    chunks: list[bytes] = []
-    received = 0
-    while True:
-        chunk = await response.content.read(cap + 1 - received)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        received += len(chunk)
-        if received > cap:
-            raise _TooLarge(f"the bot sent more than the {cap}-byte cap")
-
-
 def _parse_json(raw: bytes) -> tuple[bool, Any, str]:
     """A bot's answer parsed (orjson: strict JSON, so NaN or Infinity is not JSON either, and
     nesting deeper than 1,024 levels is refused as such)."""
@@ -211,21 +162,64 @@ def _parse_json(raw: bytes) -> tuple[bool, Any, str]:
         return False, None, f"the body is not JSON: {exc}"
 
 
+class _ConnectFailed(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A checked bot URL, as its requests need it."""
+
+    key: tuple[str, str, int]  # the pool's destination: scheme, host, port
+    host: str  # what is resolved (through the guard), and TLS's server name
+    port: int
+    tls: bool
+    head: bytes  # the request line and the headers every call to it sends
+
+
 @lru_cache(maxsize=4096)  # only accepted URLs are remembered: a refusal raises
-def _checked_url(url: str, allow_private: bool) -> URL:
-    """The parsed URL after the syntax check, and the address check for IP literals."""
+def _checked_url(url: str, allow_private: bool) -> _Target:
+    """The URL after the syntax check, and the address check for IP literals."""
     guard.check_url(url)
     try:
         target = URL(url)
-    except (ValueError, TypeError) as exc:  # what urlsplit accepted but aiohttp's parser not
+        host = target.raw_host or ""
+        port = target.port or (443 if target.scheme == "https" else 80)
+        authority = f"[{host}]" if ":" in host else host
+        if target.explicit_port is not None and port != {"http": 80, "https": 443}[target.scheme]:
+            authority = f"{authority}:{port}"
+        head = (f"POST {target.raw_path_qs or '/'} HTTP/1.1\r\nHost: {authority}\r\n"
+                f"User-Agent: {user_agent()}\r\nContent-Type: application/json\r\n"
+                "Accept: application/json\r\nAccept-Encoding: identity\r\n").encode("ascii")
+    except (ValueError, TypeError, KeyError) as exc:  # what urlsplit accepted but yarl not
         raise guard.BadBotUrl(f"the URL is malformed: {exc}") from None
-    host = target.raw_host or ""
-    # aiohttp connects without asking the resolver to any host that looks like an IP
-    # address (a colon, or only digits and dots): every such host is checked here, and one
-    # we cannot read as an address is refused rather than handed to the OS to interpret.
+    # A host that looks like an IP address (a colon, or only digits and dots) is checked as
+    # one now, and one we cannot read as an address is refused rather than handed to the
+    # OS's resolver to interpret.
     if ":" in host or host.replace(".", "").isdigit() or guard.parse_ip(host) is not None:
         guard.check_ip(host, allow_private=allow_private)
-    return target
+    return _Target((target.scheme, host, port), host, port, target.scheme == "https", head)
+
+
+def _judged(started: float, response: http1.Response) -> CallResult:
+    """The call's result from the bot's whole answer."""
+    status = response.status
+    if 300 <= status < 400:
+        location = response.location[:200]
+        detail = f"the bot answered {status} redirect to {location!r} (not followed)"
+        return _result(started, error="redirect", detail=detail, status=status)
+    if not 200 <= status < 300:
+        return _result(started, error="status", detail=f"the bot answered {status}",
+                       status=status)
+    parsed, value, problem = _parse_json(response.body)
+    if not parsed:
+        return _result(started, error="not_json", detail=problem[:500], status=status)
+    return _result(started, error=None, detail=problem, status=status, body=value)
+
+
+def _request_head(target: _Target, body: bytes, signature: Mapping[str, str]) -> bytes:
+    signed = "".join(f"{name}: {value}\r\n" for name, value in signature.items())
+    return b"%sContent-Length: %d\r\n%s\r\n" % (target.head, len(body), signed.encode("ascii"))
 
 
 class BotTransport:
@@ -245,55 +239,83 @@ class BotTransport:
         self.allow_private = allow_private
         self.max_body = max_body
         self.max_timeout = max_timeout
-        # aiohttp sessions belong to one event loop: each loop that calls gets its own pool.
-        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession]
-        self._sessions = weakref.WeakKeyDictionary()
+        # Connections belong to one event loop: each loop that calls gets its own pool.
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, http1.Pool]
+        self._pools = weakref.WeakKeyDictionary()
+        self._dns: dict[tuple[str, int], tuple[float, list[str]]] = {}  # checked addresses
+        self._tls: ssl.SSLContext | None = None
         self._lock = threading.Lock()
         self._thread_loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._pid = os.getpid()
 
-    # -- sessions -------------------------------------------------------------------------------
+    # -- pools and connections ------------------------------------------------------------------
 
     def _forked(self) -> None:
         """After a fork (Celery's prefork pool) the parent's loop thread and pooled sockets
         are not ours: start afresh rather than wait on a thread that does not exist here."""
         if self._pid != os.getpid():
             self._pid = os.getpid()
-            self._sessions = weakref.WeakKeyDictionary()
+            self._pools = weakref.WeakKeyDictionary()
             self._thread_loop = self._thread = None
 
-    def _session(self) -> aiohttp.ClientSession:
+    def _pool(self) -> http1.Pool:
         loop = asyncio.get_running_loop()
+        pool = self._pools.get(loop)
+        if pool is not None and self._pid == os.getpid():
+            return pool
         with self._lock:
             self._forked()
-            session = self._sessions.get(loop)
-            if session is None or session.closed:
-                session = self._new_session()
+            pool = self._pools.get(loop)
+            if pool is None:
+                pool = http1.Pool(limit=_LIMIT, per_host=_LIMIT_PER_HOST,
+                                  keepalive=_KEEPALIVE_SECONDS)
                 # A caller that ran a loop per call (asyncio.run) left a pool on each: drop
                 # those of closed loops so they can be collected. Prefer post_sync or one loop.
-                for stale in [other for other in self._sessions if other.is_closed()]:
-                    self._sessions.pop(stale, None)
-                self._sessions[loop] = session
-            return session
+                for stale in [other for other in self._pools if other.is_closed()]:
+                    self._pools.pop(stale, None)
+                self._pools[loop] = pool
+            return pool
 
-    def _new_session(self) -> aiohttp.ClientSession:
-        connector = aiohttp.TCPConnector(
-            resolver=_GuardedResolver(allow_private=self.allow_private),
-            limit=_LIMIT,
-            limit_per_host=_LIMIT_PER_HOST,
-            keepalive_timeout=_KEEPALIVE_SECONDS,
-            ttl_dns_cache=_DNS_CACHE_SECONDS,
-        )
-        return aiohttp.ClientSession(
-            connector=connector,
-            trust_env=False,  # no proxy from the environment: we connect where we checked
-            auto_decompress=False,
-            cookie_jar=aiohttp.DummyCookieJar(),  # a bot cannot set state for another
-            timeout=aiohttp.ClientTimeout(total=None),  # our own deadline governs
-            headers={"User-Agent": user_agent()},
-            skip_auto_headers=("Accept-Encoding",),
-        )
+    async def _dial(self, target: _Target) -> http1.Http1Connection:
+        """A new connection to one of the target's checked addresses, in the order resolved."""
+        loop = asyncio.get_running_loop()
+        try:
+            addresses = await self._addresses(target.host, target.port)
+        except OSError as exc:  # the name does not resolve
+            raise _ConnectFailed(f"{target.host!r} does not resolve: {exc}") from None
+        failure: OSError | None = None
+        for address in addresses:
+            try:
+                _, connection = await loop.create_connection(
+                    partial(http1.Http1Connection, max_body=self.max_body), address,
+                    target.port, ssl=self._tls_context() if target.tls else None,
+                    server_hostname=target.host if target.tls else None)
+                return connection
+            except OSError as exc:  # refused, unreachable, a certificate refused (ssl.SSLError)
+                failure = exc
+        raise _ConnectFailed(str(failure))
+
+    async def _addresses(self, host: str, port: int) -> list[str]:
+        """``guard.resolve``'s checked addresses, remembered for ``_DNS_CACHE_SECONDS``."""
+        now = time.monotonic()
+        cached = self._dns.get((host, port))
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        resolve = partial(guard.resolve, host, port, allow_private=self.allow_private)
+        if guard.parse_ip(host) is not None:
+            addresses = resolve()  # an IP literal: checked, no lookup
+        else:
+            addresses = await asyncio.get_running_loop().run_in_executor(_dns_executor(), resolve)
+        if len(self._dns) > 4096:
+            self._dns.clear()
+        self._dns[(host, port)] = (now + _DNS_CACHE_SECONDS, addresses)
+        return addresses
+
+    def _tls_context(self) -> ssl.SSLContext:
+        if self._tls is None:
+            self._tls = ssl.create_default_context()  # the system's CAs; names verified
+        return self._tls
 
     # -- calls ----------------------------------------------------------------------------------
 
@@ -319,35 +341,35 @@ class BotTransport:
         """``post`` of a body already encoded (``encode``): a caller that made the bytes
         anyway (or sends the same body to several bots) encodes once."""
         started = time.perf_counter()
-        msg_id = f"msg_{uuid.uuid4().hex}"
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "Accept-Encoding": "identity",
-            **signing.headers_for(secrets, msg_id, int(time.time()), body),
-        }
         deadline = self._deadline(timeout)
         try:
             target = self._checked_url(url)
+            signature = signing.headers_for(secrets, f"msg_{uuid.uuid4().hex}",
+                                            int(time.time()), body)
+            head = _request_head(target, body, signature)
             async with asyncio.timeout(deadline):
-                return await self._exchange(started, target, body, headers)
+                response = await self._pool().exchange(
+                    target.key, partial(self._dial, target), head, body)
         except guard.BadBotUrl as exc:
             return _result(started, error="bad_url", detail=exc.reason)
         except guard.BlockedAddress as exc:
             return _result(started, error="blocked_address", detail=exc.reason)
-        except TimeoutError:
+        except TimeoutError:  # before OSError, of which it is one
             return _result(started, error="timeout", detail=f"no full answer within {deadline} s")
-        except aiohttp.InvalidURL as exc:
-            return _result(started, error="bad_url", detail=f"the URL is malformed: {exc}")
-        except aiohttp.ClientConnectorError as exc:
-            return _result(started, error="connect", detail=f"could not connect: {exc}")
-        except (aiohttp.ClientError, OSError) as exc:
+        except _ConnectFailed as exc:
+            return _result(started, error="connect", detail=f"could not connect: {exc}"[:500])
+        except http1.ResponseTooLarge as exc:
+            if not 200 <= exc.status < 300:  # what the status says comes first
+                return _judged(started, http1.Response(exc.status, exc.location, b""))
+            return _result(started, error="too_large", detail=str(exc), status=exc.status)
+        except (http1.ConnectionLost, http1.BadResponse, OSError) as exc:
             detail = f"the connection failed mid-call: {type(exc).__name__}: {exc}"
             return _result(started, error="reset", detail=detail[:500])
         except Exception as exc:  # a bot must never crash the caller; log what slipped through
             logger.exception("unexpected failure calling a bot at %s", url[:200])
             detail = f"unexpected failure: {type(exc).__name__}: {exc}"
             return _result(started, error="reset", detail=detail[:500])
+        return _judged(started, response)
 
     def _deadline(self, timeout: float) -> float:
         """The call's deadline in seconds: at most ``max_timeout``, nonsense counts as that."""
@@ -356,34 +378,9 @@ class BotTransport:
             deadline = self.max_timeout
         return max(deadline, 0.001)
 
-    def _checked_url(self, url: str) -> URL:
+    def _checked_url(self, url: str) -> _Target:
         # Parsing and checking cost more than signing; a bot's URL is called every turn.
         return _checked_url(url, self.allow_private)
-
-    async def _exchange(
-        self, started: float, target: URL, body: bytes, headers: dict[str, str]
-    ) -> CallResult:
-        async with self._session().post(
-            target, data=body, headers=headers, allow_redirects=False
-        ) as response:
-            status = response.status
-            if 300 <= status < 400:
-                location = response.headers.get("Location", "")[:200]
-                detail = f"the bot answered {status} redirect to {location!r} (not followed)"
-                return _result(started, error="redirect", detail=detail, status=status)
-            if not 200 <= status < 300:
-                return _result(
-                    started, error="status", detail=f"the bot answered {status}", status=status
-                )
-            try:
-                raw = await _read_capped(response, self.max_body)
-            except _TooLarge as exc:
-                response.close()  # drop the connection rather than drain megabytes
-                return _result(started, error="too_large", detail=str(exc), status=status)
-        parsed, value, problem = _parse_json(raw)
-        if not parsed:
-            return _result(started, error="not_json", detail=problem[:500], status=status)
-        return _result(started, error=None, detail=problem, status=status, body=value)
 
     # -- sync callers ---------------------------------------------------------------------------
 
@@ -439,9 +436,9 @@ class BotTransport:
 
     async def aclose(self) -> None:
         """Close the pool of the running event loop (for async callers about to stop it)."""
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
-        if session is not None:
-            await session.close()
+        pool = self._pools.pop(asyncio.get_running_loop(), None)
+        if pool is not None:
+            pool.close()
 
     def close(self) -> None:
         """Close every pool this transport opened and stop its own loop thread."""
@@ -453,14 +450,14 @@ class BotTransport:
             loop.call_soon_threadsafe(loop.stop)
             thread.join(timeout=5)
             loop.close()
-        for other, session in list(self._sessions.items()):
-            self._sessions.pop(other, None)
-            if other.is_closed() or session.closed:
+        for other, pool in list(self._pools.items()):
+            self._pools.pop(other, None)
+            if other.is_closed():
                 continue
             if other.is_running():
-                asyncio.run_coroutine_threadsafe(session.close(), other)
+                other.call_soon_threadsafe(pool.close)
             else:
-                other.run_until_complete(session.close())
+                pool.close()
 
 
 _default: BotTransport | None = None

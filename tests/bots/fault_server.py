@@ -28,6 +28,13 @@ Modes:
   illegal_move    200 {"move": {"type": "play", "card": "ZZ"}}, not among the legal moves
   no_move         200 {}
   flaky           fails every other call: calls 1, 3, 5... ok; 2, 4, 6... status 500
+  close_idle      like ok, announcing keep-alive, then closes the idle connection 50 ms later
+                  (a bot server whose keep-alive is shorter than the caller's)
+  close_crossing  like ok on a connection's first request; a later request on the same
+                  connection is dropped by closing it (the bot's close crossed the request)
+  until_close     200 ok with no length announced, the body ended by closing (HTTP/1.0 style)
+  continue        an interim 100 Continue, then the ok answer
+  status_huge     500 announcing a 10 MB body
 The connection is kept alive after every complete answer, as a real bot's would be.
 """
 
@@ -44,6 +51,11 @@ from typing import Any
 
 MODES = (
     "ok",
+    "close_idle",
+    "close_crossing",
+    "until_close",
+    "continue",
+    "status_huge",
     "slow",
     "drip",
     "hang",
@@ -170,6 +182,7 @@ class FaultServer:
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with self._lock:
             self.connections += 1
+        answered = 0
         try:
             while True:
                 request = await self._read_request(reader)
@@ -178,6 +191,9 @@ class FaultServer:
                 with self._lock:
                     self.requests.append(request)
                     self.calls += 1
+                if answered and self._mode_of(request)[0] == "close_crossing":
+                    break
+                answered += 1
                 keep = await self._answer(request, writer)
                 if not keep:
                     break
@@ -260,6 +276,27 @@ class FaultServer:
                 await writer.drain()
                 await asyncio.sleep(_seconds(arg, self.drip_interval))
             return True
+        if mode == "close_crossing":
+            mode = "ok"
+        if mode == "close_idle":
+            writer.write(self._ok(request))
+            await writer.drain()
+            await asyncio.sleep(0.05)
+            return False
+        if mode == "until_close":
+            body = json.dumps({"move": self._first_legal(request)}).encode()
+            writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + body)
+            await writer.drain()
+            return False
+        if mode == "continue":
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\n" + self._ok(request))
+            await writer.drain()
+            return True
+        if mode == "status_huge":
+            writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: %d\r\n\r\n"
+                         % self.huge_size + b"e" * 65536)
+            await writer.drain()
+            return False
         if mode == "huge_chunked":
             head = (
                 b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"

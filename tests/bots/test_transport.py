@@ -11,6 +11,7 @@ import json
 import shutil
 import ssl
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,7 @@ def test_a_body_exactly_at_the_cap_is_read_and_one_byte_more_is_too_large(
         ("nan_json", "not_json"),  # strict JSON: NaN and Infinity are not JSON
         ("huge", "too_large"),  # 10 MB announced
         ("huge_chunked", "too_large"),  # 10 MB, no length announced: read up to the cap only
+        ("status_huge", "status"),  # what the status says comes first: nothing is read
     ],
 )
 def test_each_fault_is_the_right_error_kind(
@@ -141,6 +143,44 @@ def test_each_fault_is_the_right_error_kind(
 ) -> None:
     result = call(transport, fault_bot.url_for(mode), timeout=SHORT)
     assert (result.error, result.ok) == (kind, False), result.detail
+
+
+@pytest.mark.parametrize("mode", ["until_close", "continue"])
+def test_an_answer_in_an_older_or_interim_form_is_read(
+    transport: BotTransport, fault_bot: FaultServer, mode: str
+) -> None:
+    result = call(transport, fault_bot.url_for(mode))
+    assert result.ok and result.body == {"move": LEGAL[0]}, result.detail
+
+
+def test_a_connection_the_bot_closed_while_idle_is_replaced_without_a_failure(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    """A bot server whose keep-alive is shorter than ours closes a pooled connection: the next
+    call finds it dead before any answer and is sent once more on a new connection."""
+    assert call(transport, fault_bot.url_for("close_idle")).ok
+    time.sleep(0.2)  # the server has closed the pooled connection by now
+    again = call(transport, fault_bot.url_for("close_idle"))
+    assert again.ok, again.detail
+    assert fault_bot.connections == 2 and fault_bot.calls == 2
+
+
+def test_a_call_crossing_the_bots_close_of_a_pooled_connection_is_sent_again_once(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    """The bot closes a kept-alive connection just as the next call goes out on it: nothing of
+    an answer came, so the call is sent once more on a new connection (the bot saw it twice)."""
+    assert call(transport, fault_bot.url_for("close_crossing")).ok
+    again = call(transport, fault_bot.url_for("close_crossing"))
+    assert again.ok, again.detail
+    assert fault_bot.connections == 2 and fault_bot.calls == 3
+
+
+def test_a_bot_that_hangs_up_on_a_fresh_connection_is_not_called_again(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    assert call(transport, fault_bot.url_for("hangup")).error == "reset"
+    assert fault_bot.calls == 1
 
 
 def test_a_reply_just_inside_the_deadline_is_taken(
@@ -333,3 +373,19 @@ def test_an_https_bot_with_an_untrusted_certificate_is_not_called(
         result = call(transport, f"https://localhost:{bot.port}/")
         assert result.error == "connect" and "certificate" in result.detail.lower()
         assert bot.calls == 0
+
+
+def test_a_connection_idle_past_the_keep_alive_is_not_reused(
+    fault_bot: FaultServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bots import transport as transport_module
+
+    monkeypatch.setattr(transport_module, "_KEEPALIVE_SECONDS", 0.05)
+    short = BotTransport(allow_private=True)
+    try:
+        assert call(short, fault_bot.url).ok
+        time.sleep(0.1)
+        assert call(short, fault_bot.url).ok
+    finally:
+        short.close()
+    assert fault_bot.connections == 2
