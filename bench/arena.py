@@ -1,6 +1,6 @@
 """Benchmark: round-robin tournaments on real Celery workers, against their baselines.
 
-Run: ``python bench/arena.py [--games-per-pairing 6] [--match-concurrency 4] [--workers 2]``.
+Run: ``python bench/arena.py [--games-per-pairing 6] [--match-concurrency 8] [--workers 2]``.
 It needs PostgreSQL and Redis: ``DATABASE_URL`` / ``CELERY_BROKER_URL`` if set (a throwaway
 database is created on that server and dropped after), else a throwaway PostgreSQL 15 (as
 bench/api.py starts) and a throwaway ``redis-server``. Six reference bots (random, greedy and
@@ -327,8 +327,9 @@ def bare_engine(names: Sequence[str], *, options: dict[str, Any], games: int, se
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--games-per-pairing", type=int, default=6)
-    parser.add_argument("--match-concurrency", type=int, default=4,
-                        help="games in flight per match (TOURNAMENT_MATCH_CONCURRENCY)")
+    parser.add_argument("--match-concurrency", type=int, default=8,
+                        help="games in flight per match (TOURNAMENT_MATCH_CONCURRENCY; its "
+                        "default, 8)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seconds", type=float, default=5.0, help="raw round-trip run")
     parser.add_argument("--full-games", action="store_true",

@@ -1,6 +1,6 @@
 """Benchmark: the bot-turn rate of the server's runner against raw round trips to the same bot.
 
-Run: ``python bench/bots.py [--concurrency 4] [--seconds 5] [--rounds 3] [--profile]``. It
+Run: ``python bench/bots.py [--concurrency 8] [--seconds 5] [--rounds 3] [--profile]``. It
 starts two reference bots (``python -m bots.serve --strategy greedy``, each its own process on
 127.0.0.1), then measures, at the same concurrency, in ``rounds`` alternating windows of
 ``seconds`` each (medians reported, so a busy machine's noise falls on both alike):
@@ -88,6 +88,7 @@ def bot_turns(owner: Any, bots: list[Any], transport: Any, *, concurrency: int,
     if profilers is not None:
         driver.call_in_loop(profilers[0].enable)
         profilers[1].enable()
+    loop_cpu, recording_cpu = driver.call_in_loop(time.thread_time), time.thread_time()
     started = time.perf_counter()
     stop_at = started + seconds
     timer = threading.Timer(seconds, driver.stop)
@@ -101,6 +102,8 @@ def bot_turns(owner: Any, bots: list[Any], transport: Any, *, concurrency: int,
                 games.append(_new_game(owner, bots))
                 driver.submit(games[-1])
         elapsed = time.perf_counter() - started
+        loop_cpu = driver.call_in_loop(time.thread_time) - loop_cpu
+        recording_cpu = time.thread_time() - recording_cpu
     finally:
         timer.cancel()
         if profilers is not None:
@@ -111,7 +114,9 @@ def bot_turns(owner: Any, bots: list[Any], transport: Any, *, concurrency: int,
     # itself is pruned as it grows).
     turns = MoveRecord.objects.filter(game_id__in=games, source=MoveSource.PLAYER).count()
     print(f"runner: {len(games)} games, {turns} turns in {elapsed:.1f} s: "
-          f"{turns / elapsed:.0f} turns/s", flush=True)
+          f"{turns / elapsed:.0f} turns/s; CPU a turn: driver's loop thread "
+          f"{loop_cpu / turns * 1e6:.0f} us, recording thread {recording_cpu / turns * 1e6:.0f} us",
+          flush=True)
     return turns / elapsed
 
 
@@ -194,9 +199,10 @@ def profile(owner: Any, bots: list[Any], seconds: float, concurrency: int) -> No
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--concurrency", type=int, default=4,
+    parser.add_argument("--concurrency", type=int, default=8,
                         help="games in flight on the driver, and the raw client's "
-                        "concurrency (default 4)")
+                        "concurrency (default 8: what a tournament's runner keeps in flight, "
+                        "TOURNAMENT_MATCH_CONCURRENCY's default)")
     parser.add_argument("--seconds", type=float, default=5.0, help="per window")
     parser.add_argument("--rounds", type=int, default=3,
                         help="alternating raw and runner windows; medians shown")

@@ -233,13 +233,13 @@ class Driver:
         self._thread.join(5)
         self._loop.close()
 
-    def call_in_loop(self, function: Callable[[], Any]) -> None:
-        """Run ``function`` on the driver's loop thread and wait for it (a profiler's
+    def call_in_loop(self, function: Callable[[], Any]) -> Any:
+        """Run ``function`` on the driver's loop thread and return what it returns (a profiler's
         ``enable``: profilers are per thread)."""
         async def call() -> Any:
             return function()
 
-        asyncio.run_coroutine_threadsafe(call(), self._loop).result(5)
+        return asyncio.run_coroutine_threadsafe(call(), self._loop).result(5)
 
     def __enter__(self) -> Driver:
         return self
