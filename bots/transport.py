@@ -231,7 +231,10 @@ class BotTransport:
         allow_private: bool | None = None,
         max_body: int = MAX_BODY,
         max_timeout: float | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
+        """``tls``: the context https bots are checked with (default: the system's CAs, names
+        verified; a test passes one that trusts its own certificate)."""
         if allow_private is None:
             allow_private = bool(_setting("BOTS_ALLOW_PRIVATE", False))
         if max_timeout is None:
@@ -243,7 +246,7 @@ class BotTransport:
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, http1.Pool]
         self._pools = weakref.WeakKeyDictionary()
         self._dns: dict[tuple[str, int], tuple[float, list[str]]] = {}  # checked addresses
-        self._tls: ssl.SSLContext | None = None
+        self._tls = tls
         self._lock = threading.Lock()
         self._thread_loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

@@ -342,37 +342,48 @@ def test_the_host_header_keeps_the_name_while_the_checked_address_is_dialled(
     assert fault_bot.requests[0].headers["host"] == f"localhost:{fault_bot.port}"
 
 
+def _self_signed(tmp_path: Path) -> tuple[Path, Path]:
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost",
+         "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )
+    return key, cert
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
 def test_an_https_bot_with_an_untrusted_certificate_is_not_called(
     transport: BotTransport, tmp_path: Path
 ) -> None:
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-days",
-            "1",
-            "-subj",
-            "/CN=localhost",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    key, cert = _self_signed(tmp_path)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     with FaultServer(tls=context) as bot:
         result = call(transport, f"https://localhost:{bot.port}/")
         assert result.error == "connect" and "certificate" in result.detail.lower()
         assert bot.calls == 0
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+def test_an_https_bot_with_a_trusted_certificate_is_called_by_its_name(tmp_path: Path) -> None:
+    key, cert = _self_signed(tmp_path)
+    serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    serving.load_cert_chain(cert, key)
+    trusting = ssl.create_default_context(cafile=str(cert))
+    bots = BotTransport(allow_private=True, tls=trusting)
+    try:
+        with FaultServer(tls=serving) as bot:
+            for _ in range(2):
+                result = call(bots, f"https://localhost:{bot.port}/")
+                assert result.ok and result.body == {"move": LEGAL[0]}, result.detail
+            assert bot.connections == 1  # kept alive over TLS too
+            assert bot.requests[0].headers["host"] == f"localhost:{bot.port}"
+            # The name is what the certificate is checked against: the bare address is not it.
+            assert call(bots, f"https://127.0.0.1:{bot.port}/").error == "connect"
+    finally:
+        bots.close()
 
 
 def test_a_connection_idle_past_the_keep_alive_is_not_reused(
