@@ -153,27 +153,25 @@ def test_an_answer_in_an_older_or_interim_form_is_read(
     assert result.ok and result.body == {"move": LEGAL[0]}, result.detail
 
 
-def test_a_connection_the_bot_closed_while_idle_is_replaced_without_a_failure(
-    transport: BotTransport, fault_bot: FaultServer
+@pytest.mark.parametrize(
+    ("mode", "pause", "calls"),
+    [
+        # The bot's keep-alive is shorter than ours: it closes the pooled connection while it
+        # is idle; the pool sees it closed and the next call dials a new one.
+        ("close_idle", 0.2, 2),
+        # The bot closes the pooled connection just as the next call goes out on it: nothing
+        # of an answer came, so the call is sent once more on a new one (the bot saw it twice).
+        ("close_crossing", 0.0, 3),
+    ],
+)
+def test_a_pooled_connection_the_bot_closed_is_replaced_without_a_failure(
+    transport: BotTransport, fault_bot: FaultServer, mode: str, pause: float, calls: int
 ) -> None:
-    """A bot server whose keep-alive is shorter than ours closes a pooled connection: the next
-    call finds it dead before any answer and is sent once more on a new connection."""
-    assert call(transport, fault_bot.url_for("close_idle")).ok
-    time.sleep(0.2)  # the server has closed the pooled connection by now
-    again = call(transport, fault_bot.url_for("close_idle"))
+    assert call(transport, fault_bot.url_for(mode)).ok
+    time.sleep(pause)
+    again = call(transport, fault_bot.url_for(mode))
     assert again.ok, again.detail
-    assert fault_bot.connections == 2 and fault_bot.calls == 2
-
-
-def test_a_call_crossing_the_bots_close_of_a_pooled_connection_is_sent_again_once(
-    transport: BotTransport, fault_bot: FaultServer
-) -> None:
-    """The bot closes a kept-alive connection just as the next call goes out on it: nothing of
-    an answer came, so the call is sent once more on a new connection (the bot saw it twice)."""
-    assert call(transport, fault_bot.url_for("close_crossing")).ok
-    again = call(transport, fault_bot.url_for("close_crossing"))
-    assert again.ok, again.detail
-    assert fault_bot.connections == 2 and fault_bot.calls == 3
+    assert (fault_bot.connections, fault_bot.calls) == (2, calls)
 
 
 def test_a_bot_that_hangs_up_on_a_fresh_connection_is_not_called_again(
