@@ -121,7 +121,7 @@ def test_postgres_uses_persistent_health_checked_connections() -> None:
         DATABASE_URL="postgresql://u:p@127.0.0.1:5/db",
     )
     last_line = result.stdout.strip().splitlines()[-1]
-    assert last_line.split() == ["django.db.backends.postgresql", "600", "True"], result.stderr
+    assert last_line.split() == ["core.postgresql", "600", "True"], result.stderr
 
 
 def embedded_sqlite(path: Path) -> DatabaseWrapper:
