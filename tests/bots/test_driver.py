@@ -5,16 +5,19 @@ someone else meanwhile, leave consistent rows. Real bot servers on 127.0.0.1."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
+from django.db import OperationalError
 
 from bots import runner
 from bots import services as bot_services
 from bots.driver import Driver
 from bots.models import BotCall
 from bots.serve import serve_in_thread
-from bots.transport import BotTransport
+from bots.transport import BotTransport, CallResult
+from games import memory
 from games import services as game_services
 from games import uno as engine
 from games.models import Game, GameStatus, MoveRecord, MoveSource, Seat
@@ -171,3 +174,38 @@ def test_a_bot_that_never_answers_is_forfeited_through_the_driver(
     stored = runner.notice_body(game=Game.objects.get(pk=game.pk), kind="end",
                                 seats=list(Seat.objects.filter(game_id=game.pk)))
     assert ends == [stored["replay"]] * 2
+
+
+def _first_legal(_url: str, payload: Any) -> CallResult:
+    """An in-process bot: the first legal move, at once (no HTTP)."""
+    return CallResult(True, 200, {"move": payload["legal_moves"][0]}, 0.1, None, "")
+
+
+def test_games_recorded_together_are_recorded_one_by_one_when_the_joint_write_fails(
+    alice: Any, reference_bots: list[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Games whose records are asked while the caller is busy are written in one transaction
+    (``memory.stretches_record``); if that write fails (the database refused it), each game
+    is written on its own and none is lost."""
+    joint: list[int] = []
+    write = memory.stretches_record
+
+    def refused_together(*, played: list[Any]) -> list[bool]:
+        if len(played) == 1:  # a game on its own (``stretch_record``) is written
+            return write(played=played)
+        joint.append(len(played))
+        raise OperationalError("the joint write was refused")
+
+    monkeypatch.setattr(memory, "stretches_record", refused_together)
+    games = [bot_table(alice, reference_bots) for _ in range(4)]
+    with Driver(notices=False, max_turns=3, answer=_first_legal) as driver:
+        for game in games:
+            driver.submit(game.pk)
+        time.sleep(0.3)  # every game has played its 3 turns and asked to be recorded
+        outcomes = list(driver.results())
+    assert joint and max(joint) > 1  # the joint write was tried, with several games
+    assert all(o.recorded and o.error is None for o in outcomes)
+    for game in games:
+        stored = Game.objects.get(pk=game.pk)
+        assert stored.move_count == game.move_count + 3
+        assert MoveRecord.objects.filter(game=stored).count() == stored.move_count
