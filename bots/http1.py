@@ -119,9 +119,9 @@ class Http1Connection(asyncio.Protocol):
         self.closed = True
         if self._waiter is None or self._waiter.done():
             return
-        if self._headers_done and self._length is None and not self._chunked:
+        if exc is None and self._headers_done and self._length is None and not self._chunked:
             self._complete()  # a body delimited by the end of the connection (HTTP/1.0 style)
-            return
+            return  # (a reset instead of a close cut it short: that is a failure below)
         reason = f"{type(exc).__name__}: {exc}" if exc else "the bot closed the connection"
         self._waiter.set_exception(ConnectionLost(reason, received=self._received))
 

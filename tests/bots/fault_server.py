@@ -33,6 +33,7 @@ Modes:
   close_crossing  like ok on a connection's first request; a later request on the same
                   connection is dropped by closing it (the bot's close crossed the request)
   until_close     200 ok with no length announced, the body ended by closing (HTTP/1.0 style)
+  until_reset     like until_close, but the connection is reset (RST) half-way through the body
   continue        an interim 100 Continue, then the ok answer
   status_huge     500 announcing a 10 MB body
 The connection is kept alive after every complete answer, as a real bot's would be.
@@ -54,6 +55,7 @@ MODES = (
     "close_idle",
     "close_crossing",
     "until_close",
+    "until_reset",
     "continue",
     "status_huge",
     "slow",
@@ -287,6 +289,15 @@ class FaultServer:
             body = json.dumps({"move": self._first_legal(request)}).encode()
             writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n" + body)
             await writer.drain()
+            return False
+        if mode == "until_reset":
+            writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{\"move\": ")
+            await writer.drain()
+            await asyncio.sleep(0.02)
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.close()
             return False
         if mode == "continue":
             writer.write(b"HTTP/1.1 100 Continue\r\n\r\n" + self._ok(request))

@@ -136,6 +136,7 @@ def test_a_body_exactly_at_the_cap_is_read_and_one_byte_more_is_too_large(
         ("huge", "too_large"),  # 10 MB announced
         ("huge_chunked", "too_large"),  # 10 MB, no length announced: read up to the cap only
         ("status_huge", "status"),  # what the status says comes first: nothing is read
+        ("until_reset", "reset"),  # a body ended by the connection's reset, not its close
     ],
 )
 def test_each_fault_is_the_right_error_kind(
