@@ -20,7 +20,9 @@ starts two reference bots (``python -m bots.serve --strategy greedy``, each its 
   the server applied (a player's move record, counted in the database).
 
 Concurrency is counted the same on both sides: calls in flight at once (the raw client's
-workers; the driver's games, each with at most one call out).
+workers; the driver's games, each with at most one call out). The default, 8, is what a
+tournament's runner keeps in flight (``TOURNAMENT_MATCH_CONCURRENCY``). Each runner line also
+gives the CPU a turn of the driver's loop thread and of the recording thread, apart.
 
 The database: ``DATABASE_URL`` if set (a throwaway test database is created on that server
 and dropped after), else a throwaway SQLite file. ``--profile`` also runs one window under
