@@ -3,7 +3,8 @@
 With ``CONN_HEALTH_CHECKS`` Django runs ``SELECT 1`` before the first query of every request
 that reuses a connection. In a profile of ``bench/waiting.py`` that round trip was about 30% of
 an API request's time: the token lookup, each request's first query, waited on it behind the
-other requests' statements. Turning the checks off gave 17% more moves in the same time.
+other requests' statements. In one run, turning the checks off gave 17 to 24% more moves in the
+same time.
 
 A connection whose server went away (a restart, a kill, ``pg_terminate_backend``, an idle
 timeout) has been sent an error or a close: its socket is readable though nothing was asked.
