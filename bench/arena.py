@@ -22,8 +22,9 @@ heuristic, twice each) run as ``python -m bots.serve`` processes on 127.0.0.1. T
    after, averaged.
 
 Two ratios: R1 = bot turns/s (arena http, all workers) / raw round trips/s; R2 = games/s
-(arena in-process, all workers) / bare-engine games/s. Two scaling lines (games/s on 1 worker
-process, then on ``--workers``): the HTTP tournament's (the product's; its six bot servers share
+(arena in-process, all workers) / bare-engine games/s. A tournament's time runs from
+``tournament_start`` to the finalizer's ``finalized_at``. Two scaling lines (games/s on 1 worker
+process, then on ``--workers``, with the growth in bot turns/s beside it): the HTTP tournament's (the product's; its six bot servers share
 this machine's cores with the workers and the database) and the in-process one's (the arena's
 own cost). The last line is exactly
 ``arena http: X games/s, ratio R1; arena in-process: Y games/s, ratio R2``.
@@ -231,6 +232,7 @@ def tournament(owner: Any, bots: Sequence[Any], *, options: dict[str, Any], game
                seed: int, label: str, timeout: float) -> dict[str, float]:
     """Create, enter, start a tournament; wait until it is finished. Its figures."""
     from django.db.models import Sum
+    from django.utils import timezone
 
     from arena import services
     from arena.models import Tournament, TournamentGame, TournamentStatus
@@ -240,17 +242,21 @@ def tournament(owner: Any, bots: Sequence[Any], *, options: dict[str, Any], game
         table_size=2, games_per_pairing=games, seed=seed)
     for bot in bots:
         services.entrant_enter(tournament_id=created.pk, bot_id=bot.pk, user=owner)
-    started = time.perf_counter()
+    started, started_at = time.perf_counter(), timezone.now()
     services.tournament_start(tournament_id=created.pk, user=owner)
-    status = ""
+    status, finalized_at = "", None
     while time.perf_counter() - started < timeout:
-        status = Tournament.objects.filter(pk=created.pk).values_list("status", flat=True)[0]
+        status, finalized_at = Tournament.objects.filter(pk=created.pk).values_list(
+            "status", "finalized_at")[0]
         if status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
             break
         time.sleep(0.05)
-    elapsed = time.perf_counter() - started
-    if status != TournamentStatus.FINISHED:
-        raise RuntimeError(f"{label}: the tournament is {status!r} after {elapsed:.0f} s")
+    if status != TournamentStatus.FINISHED or finalized_at is None:
+        raise RuntimeError(f"{label}: the tournament is {status!r} after "
+                           f"{time.perf_counter() - started:.0f} s")
+    # From the start to the finalizer's own timestamp (same machine, same clock), not to the
+    # poll that saw it: a poll every 50 ms would add up to 50 ms to a 2-second run.
+    elapsed = (finalized_at - started_at).total_seconds()
     played = TournamentGame.objects.filter(tournament_id=created.pk)
     count = played.count()
     turns = played.aggregate(n=Sum("game__move_count"))["n"] or 0
@@ -273,6 +279,13 @@ def sweep(env: dict[str, str], servers: Sequence[tuple[str, str, str]], owner: A
     print(f"sweep: match concurrency {level} on {count} workers: raw {raw:.0f} round trips/s, "
           f"arena {arena['turns_s']:.0f} bot turns/s, {arena['games_s']:.2f} games/s, "
           f"ratio {arena['turns_s'] / raw:.2f}", flush=True)
+
+
+def _turns_growth(runs: dict[int, dict[str, float]], workers: int) -> str:
+    """The same growth in bot turns/s: the bots' own randomness makes the runs' games longer
+    or shorter (40 to 58 turns a game seen), which games/s counts and turns/s does not."""
+    return (f"in bot turns/s: {runs[1]['turns_s']:.0f} to {runs[workers]['turns_s']:.0f}, "
+            f"{runs[workers]['turns_s'] / runs[1]['turns_s']:.2f}x")
 
 
 # --- the bare engine --------------------------------------------------------------------------
@@ -389,10 +402,11 @@ def main() -> None:
         local_growth = local[args.workers]["games_s"] / local[1]["games_s"]
         print(f"scaling, arena http (six HTTP bot servers on this machine's "
               f"{os.cpu_count()} cores): {http[1]['games_s']:.1f} games/s on 1 worker, "
-              f"{http[args.workers]['games_s']:.1f} on {args.workers}: {growth:.2f}x", flush=True)
+              f"{http[args.workers]['games_s']:.1f} on {args.workers}: {growth:.2f}x "
+              f"({_turns_growth(http, args.workers)})", flush=True)
         print(f"scaling, arena in-process (the arena's own cost): {local[1]['games_s']:.1f} "
               f"games/s on 1 worker, {local[args.workers]['games_s']:.1f} on {args.workers}: "
-              f"{local_growth:.2f}x", flush=True)
+              f"{local_growth:.2f}x ({_turns_growth(local, args.workers)})", flush=True)
         bare = (bare_before + bare_engine(names, **bare_args)) / 2
         print(f"bare engine: {bare:.1f} games/s (before and after the arena in-process runs, "
               f"averaged)", flush=True)
