@@ -23,10 +23,10 @@ heuristic, twice each) run as ``python -m bots.serve`` processes on 127.0.0.1. T
 
 Two ratios: R1 = bot turns/s (arena http, all workers) / raw round trips/s; R2 = games/s
 (arena in-process, all workers) / bare-engine games/s. A tournament's time runs from
-``tournament_start`` to the finalizer's ``finalized_at``. Two scaling lines (games/s on 1 worker
-process, then on ``--workers``, with the growth in bot turns/s beside it): the HTTP tournament's (the product's; its six bot servers share
-this machine's cores with the workers and the database) and the in-process one's (the arena's
-own cost). The last line is exactly
+``tournament_start`` to the finalizer's ``finalized_at``. Two scaling lines (games/s on 1
+worker process, then on ``--workers``, with the growth in bot turns/s beside it): the HTTP
+tournament's (the product's; its six bot servers share this machine's cores with the workers
+and the database) and the in-process one's (the arena's own cost). The last line is exactly
 ``arena http: X games/s, ratio R1; arena in-process: Y games/s, ratio R2``.
 """
 
