@@ -57,6 +57,7 @@ class Http1Connection(asyncio.Protocol):
         self._transport: asyncio.Transport | None = None
         self._parser = httptools.HttpResponseParser(self)
         self._waiter: asyncio.Future[Response] | None = None
+        self._received = False
         self._reset_message()
 
     def _reset_message(self) -> None:
@@ -65,7 +66,6 @@ class Http1Connection(asyncio.Protocol):
         self._length: int | None = None
         self._chunked = False
         self._headers_done = False
-        self._received = False
         self._size = 0
         self._body: list[bytes] = []
         self._too_large = ""  # why the body is over the cap, once it is
@@ -77,6 +77,7 @@ class Http1Connection(asyncio.Protocol):
         if self.closed or self._transport is None or self._waiter is not None:
             raise ConnectionLost("the connection is not ready", received=False)
         self.reusable = False
+        self._received = False  # any byte of this exchange's answer (an interim 100 included)
         self._reset_message()
         self._waiter = asyncio.get_running_loop().create_future()
         try:
@@ -154,9 +155,7 @@ class Http1Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         if self._status < 200:  # an interim answer (100 Continue): the real one follows
-            received = self._received
             self._reset_message()
-            self._received = received
             return
         self.reusable = self._parser.should_keep_alive()
         self._complete()

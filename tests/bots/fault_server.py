@@ -266,10 +266,8 @@ class FaultServer:
             await self._stopping.wait()
             return False
         if mode in ("reset", "hangup"):
-            sock = writer.get_extra_info("socket")
-            if mode == "reset" and sock is not None:
-                # SO_LINGER with a zero timeout: close() sends RST instead of FIN.
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            if mode == "reset":
+                _reset_on_close(writer)
             writer.close()
             return False
         if mode == "drip":
@@ -294,9 +292,7 @@ class FaultServer:
             writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{\"move\": ")
             await writer.drain()
             await asyncio.sleep(0.02)
-            sock = writer.get_extra_info("socket")
-            if sock is not None:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            _reset_on_close(writer)
             writer.close()
             return False
         if mode == "continue":
@@ -355,6 +351,13 @@ class FaultServer:
         if mode == "no_move":
             return self._response(200, b"{}")
         raise ValueError(f"unknown fault mode {mode!r}")
+
+
+def _reset_on_close(writer: asyncio.StreamWriter) -> None:
+    """SO_LINGER with a zero timeout: the writer's close() then sends RST instead of FIN."""
+    sock = writer.get_extra_info("socket")
+    if sock is not None:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
 
 
 def _seconds(arg: str, default: float) -> float:
