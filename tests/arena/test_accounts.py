@@ -8,11 +8,14 @@ from typing import Any
 
 import pytest
 from django.utils import timezone
+from knox.crypto import hash_token
 from knox.models import AuthToken
+from knox.settings import CONSTANTS
 from rest_framework.test import APIClient
 from rest_framework.throttling import ScopedRateThrottle
 
 from arena.accounts.services import token_create, token_list
+from core.authentication import TokenAuthentication, tokens_with_users
 
 pytestmark = pytest.mark.django_db
 
@@ -346,3 +349,38 @@ def test_no_credentials_at_all_are_still_not_provided() -> None:
     response = APIClient().delete("/api/tokens/uno_abcdef/")
     assert response.status_code == 401
     assert response.json()["code"] == "not_authenticated"
+
+
+def test_a_deactivated_users_token_is_refused(alice: Any) -> None:
+    _, key = token_create(user=alice)
+    alice.is_active = False
+    alice.save(update_fields=["is_active"])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/tokens/").status_code == 401
+
+
+def test_a_token_that_expires_later_works_and_brings_its_whole_user(alice: Any) -> None:
+    record, key = token_create(user=alice, expires_in=60)
+    found = tokens_with_users(record.token_key)
+    assert [token.pk for token in found] == [record.pk]
+    assert found[0].expiry == AuthToken.objects.get(pk=record.pk).expiry  # aware, as the ORM's
+    assert found[0].user == alice and found[0].user.username == alice.username
+    assert found[0].user.password == alice.password  # every field loaded, none deferred
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    assert client.get("/api/tokens/").status_code == 200
+
+
+def test_of_two_tokens_sharing_a_key_prefix_each_key_finds_its_own(
+    alice: Any, bob: Any
+) -> None:
+    alice_token, alice_key = token_create(user=alice)
+    bob_key = alice_key[: CONSTANTS.TOKEN_KEY_LENGTH] + "0" * (
+        len(alice_key) - CONSTANTS.TOKEN_KEY_LENGTH
+    )  # a collision on the stored prefix, made by hand: knox keeps trying the candidates
+    AuthToken(user=bob, token_key=alice_token.token_key, digest=hash_token(bob_key)).save()
+    assert len(tokens_with_users(alice_token.token_key)) == 2
+    for key, user in ((alice_key, alice), (bob_key, bob)):
+        found_user, token = TokenAuthentication().authenticate_credentials(key.encode())
+        assert found_user == user and token.user == user
