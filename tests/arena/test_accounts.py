@@ -29,6 +29,13 @@ def _basic(username: str, password: str) -> str:
     return "Basic " + base64.b64encode(f"{username}:{password}".encode()).decode()
 
 
+def _status_with(key: str, path: str) -> int:
+    """The status of a GET of ``path`` with ``key`` as the token."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
+    return int(client.get(path).status_code)
+
+
 def test_a_bot_writer_signs_up_and_gets_a_token_that_plays() -> None:
     client = APIClient()
     signed = client.post("/api/accounts/", {"username": "botty", "password": "a long pass 42"})
@@ -101,9 +108,7 @@ def test_a_user_has_several_tokens_with_an_optional_expiry(alice: Any) -> None:
 
 def test_an_expired_token_is_refused(alice: Any) -> None:
     _, key = AuthToken.objects.create(user=alice, expiry=timedelta(seconds=-1))
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    assert client.get("/api/games/").status_code == 401
+    assert _status_with(key, "/api/games/") == 401
 
 
 def test_a_revoked_token_stops_working_and_others_cannot_revoke_it(
@@ -355,9 +360,7 @@ def test_a_deactivated_users_token_is_refused(alice: Any) -> None:
     _, key = token_create(user=alice)
     alice.is_active = False
     alice.save(update_fields=["is_active"])
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    assert client.get("/api/tokens/").status_code == 401
+    assert _status_with(key, "/api/tokens/") == 401
 
 
 def test_a_token_that_expires_later_works_and_brings_its_whole_user(alice: Any) -> None:
@@ -367,9 +370,7 @@ def test_a_token_that_expires_later_works_and_brings_its_whole_user(alice: Any) 
     assert found[0].expiry == AuthToken.objects.get(pk=record.pk).expiry  # aware, as the ORM's
     assert found[0].user == alice and found[0].user.username == alice.username
     assert found[0].user.password == alice.password  # every field loaded, none deferred
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {key}")
-    assert client.get("/api/tokens/").status_code == 200
+    assert _status_with(key, "/api/tokens/") == 200
 
 
 def test_of_two_tokens_sharing_a_key_prefix_each_key_finds_its_own(
