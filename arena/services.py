@@ -27,7 +27,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import close_old_connections, connection, transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
@@ -212,8 +212,7 @@ def tournament_start(
 def _dispatch(tournament_id: int) -> None:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # No broker: never inside the request. One background thread plays the tournament.
-        threading.Thread(target=_run_in_background, args=(tournament_id,), daemon=True,
-                         name=f"tournament-{tournament_id}").start()
+        _play_in_background(tournament_id)
         return
     for match_id in Match.objects.filter(
             tournament_id=tournament_id, status=MatchStatus.PENDING).values_list("pk", flat=True):
@@ -226,6 +225,23 @@ def match_send(*, match_id: int) -> None:
     task.apply_async((match_id,), queue=settings.TOURNAMENT_QUEUE)
 
 
+# The tournaments a thread of this process plays (the embedded default, which has no broker).
+_playing: set[int] = set()
+_playing_lock = threading.Lock()
+
+
+def _play_in_background(tournament_id: int) -> bool:
+    """Play the tournament on a background thread of this process, unless one already does
+    (SQLite takes one writer at a time). False if one does."""
+    with _playing_lock:
+        if tournament_id in _playing:
+            return False
+        _playing.add(tournament_id)
+    threading.Thread(target=_run_in_background, args=(tournament_id,), daemon=True,
+                     name=f"tournament-{tournament_id}").start()
+    return True
+
+
 def _run_in_background(tournament_id: int) -> None:
     close_old_connections()
     try:
@@ -233,6 +249,8 @@ def _run_in_background(tournament_id: int) -> None:
     except Exception:
         log.exception("tournament %s: background run failed", tournament_id)
     finally:
+        with _playing_lock:
+            _playing.discard(tournament_id)
         connection.close()
 
 
@@ -592,18 +610,37 @@ def tournament_sweep() -> dict[str, int]:
     tournament that is pending (its task may be lost) or claimed by a worker that stopped
     renewing its claim; finalize every tournament left unfinalized. Duplicates are harmless:
     a match is played by whoever claims it."""
-    stale = timezone.now() - timedelta(seconds=settings.TOURNAMENT_CLAIM_STALE_SECONDS)
-    resend = Match.objects.filter(tournament__status=TournamentStatus.RUNNING).filter(
-        Q(status=MatchStatus.PENDING) | Q(status=MatchStatus.RUNNING, claimed_at__lt=stale))
     sent = 0
-    for match_id in resend.values_list("pk", flat=True):
+    for match_id in _matches_unplayed().values_list("pk", flat=True):
         match_send(match_id=match_id)
         sent += 1
+    return {"sent": sent, "finalized": _finalize_the_unfinalized()}
+
+
+def tournament_sweep_in_process() -> dict[str, int]:
+    """The sweep of the embedded default (no broker, no beat; its main job runs this at start
+    and every TOURNAMENT_SWEEP_SECONDS): a running tournament with a match left unplayed (by a
+    server stopped mid-tournament: its claim goes stale) goes on in a background thread of
+    this process, unless one plays it already; the unfinalized ones are finalized."""
+    tournaments = set(_matches_unplayed().values_list("tournament_id", flat=True))
+    started = sum(_play_in_background(tid) for tid in sorted(tournaments))
+    return {"started": started, "finalized": _finalize_the_unfinalized()}
+
+
+def _matches_unplayed() -> QuerySet[Match]:
+    """A running tournament's matches that are pending (their task may be lost) or claimed by
+    a worker that stopped renewing its claim."""
+    stale = timezone.now() - timedelta(seconds=settings.TOURNAMENT_CLAIM_STALE_SECONDS)
+    return Match.objects.filter(tournament__status=TournamentStatus.RUNNING).filter(
+        Q(status=MatchStatus.PENDING) | Q(status=MatchStatus.RUNNING, claimed_at__lt=stale))
+
+
+def _finalize_the_unfinalized() -> int:
     finalized = 0
     for tid in Tournament.objects.filter(finalized_at__isnull=True).exclude(
             status=TournamentStatus.DRAFT).values_list("pk", flat=True):
         finalized += tournament_finalize(tournament_id=tid)
-    return {"sent": sent, "finalized": finalized}
+    return finalized
 
 
 def tournament_run_foreground(

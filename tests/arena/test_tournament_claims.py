@@ -142,3 +142,64 @@ def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: 
     done = Tournament.objects.get(pk=tournament.pk)
     assert_recorded_once(done)
     assert_consistent(done)  # Elo replayed game by game in id order is what was stored
+
+
+def test_the_embedded_sweep_goes_on_with_a_tournament_a_stopped_server_left(
+    alice: Any, settings: Any
+) -> None:
+    """The embedded default has no beat: its main job sweeps (``arena_main``). A server
+    stopped mid-tournament left one match done, one claimed with a game live, one pending."""
+    import time
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        matches = list(Match.objects.filter(tournament=tournament).order_by("number"))
+        services.match_play(match_id=matches[0].pk)
+        _dead_worker(matches[1], finish=False)
+        assert services.tournament_sweep_in_process() == {"started": 1, "finalized": 0}
+        for _ in range(1200):  # bounded: 120 s
+            done = Tournament.objects.get(pk=tournament.pk)
+            if done.finalized_at is not None:
+                break
+            time.sleep(0.1)
+    assert_recorded_once(done)
+    assert_consistent(done)
+
+
+def test_the_embedded_sweep_leaves_a_fresh_claim_and_a_tournament_played_here(
+    alice: Any, settings: Any
+) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    with http_bots(alice, ["greedy", "random"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        [match] = Match.objects.filter(tournament=tournament)
+        assert services.match_claim(match_id=match.pk) is not None  # a live server's
+        assert services.tournament_sweep_in_process() == {"started": 0, "finalized": 0}
+        Match.objects.filter(pk=match.pk).update(
+            claimed_at=timezone.now() - timedelta(seconds=3600))
+        services._playing.add(tournament.pk)  # a thread of this process plays it
+        try:
+            assert services.tournament_sweep_in_process() == {"started": 0, "finalized": 0}
+        finally:
+            services._playing.discard(tournament.pk)
+
+
+def test_the_main_job_sweeps_at_start_and_stops_when_told(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    import threading
+
+    from arena.management.commands import arena_main
+
+    settings.TOURNAMENT_SWEEP_SECONDS = 1
+    swept = threading.Semaphore(0)
+    monkeypatch.setattr(services, "tournament_sweep_in_process", lambda: swept.release())
+    stop = threading.Event()
+    thread = arena_main.start_sweeping(stop)
+    assert swept.acquire(timeout=30) and swept.acquire(timeout=30)  # at start, then again
+    stop.set()
+    thread.join(30)
+    assert not thread.is_alive()
