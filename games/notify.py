@@ -23,7 +23,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from django.db import connections, transaction
@@ -42,23 +42,26 @@ IDLE_LISTENER_SECONDS = 0.5  # a listener with no waiters closes its connection 
 @dataclass(frozen=True)
 class Change:
     """What a notification says about a game. ``version`` None: it said nothing more (a
-    waiter must read the game to know)."""
+    waiter must read the game to know). ``row``: the game's new row as the NOTIFY carried it
+    (JSON text, every column; migration 0008), when it fit."""
 
     version: int | None = None
     awaiting: int | None = None
     status: str = ""
+    row: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_payload(cls, payload: str) -> tuple[int, Change] | None:
-        """Parse ``"<game id> <version> <awaiting or -> <status>"`` (or a bare game id)."""
-        parts = payload.split(" ")
+        """Parse ``"<game id> <version> <awaiting or -> <status>[ <row>]"`` (or a bare id)."""
+        parts = payload.split(" ", 4)
         if not parts[0].isdigit():
             return None
         game_id = int(parts[0])
-        if len(parts) != 4 or not parts[1].isdigit():
+        if len(parts) < 4 or not parts[1].isdigit():
             return game_id, cls()
         awaiting = int(parts[2]) if parts[2].lstrip("-").isdigit() else None
-        return game_id, cls(version=int(parts[1]), awaiting=awaiting, status=parts[3])
+        row = parts[4] if len(parts) == 5 else None
+        return game_id, cls(version=int(parts[1]), awaiting=awaiting, status=parts[3], row=row)
 
 
 class Subscription:

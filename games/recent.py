@@ -9,6 +9,7 @@ import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, models, transaction
@@ -20,6 +21,9 @@ from games.models import Game, Seat
 GAME_FIELDS = Game._meta.concrete_fields
 JSON_FIELDS = frozenset(i for i, f in enumerate(GAME_FIELDS) if isinstance(f, models.JSONField))
 _VERSION = next(i for i, f in enumerate(GAME_FIELDS) if f.name == "version")
+_DATETIMES = frozenset(
+    i for i, f in enumerate(GAME_FIELDS) if isinstance(f, models.DateTimeField)
+)
 
 
 def game_record(game: Game, encoded: dict[str, str | None] | None = None) -> tuple[Any, ...]:
@@ -56,6 +60,20 @@ def game_from_record(game_record: tuple[Any, ...], forfeited: int) -> Game:
     game = Game.from_db(DEFAULT_DB_ALIAS, None, values)
     game.forfeited_seats = forfeited
     return game
+
+
+def game_from_notified(row_text: str) -> Game:
+    """The game from the row a NOTIFY carried (``to_jsonb`` of the row, migration 0008): the
+    values a read gives, but ``forfeited_seats`` unknown (it counts seats). For a seat's view
+    only; never kept in ``recent``, whose rows a move's fast path trusts with that count."""
+    row = json.loads(row_text)
+    values = [
+        datetime.fromisoformat(value)
+        if i in _DATETIMES and (value := row.get(field.column)) is not None
+        else row.get(field.column)
+        for i, field in enumerate(GAME_FIELDS)
+    ]
+    return Game.from_db(DEFAULT_DB_ALIAS, None, values)
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ from games.models import Game, GameEvent, MoveRecord, Seat
 from games.recent import (
     GAME_FIELDS,
     JSON_FIELDS,
+    game_from_notified,
     json_text,
     recent,
     remember_written,
@@ -188,6 +189,12 @@ def recalled_game(game_id: int, version: int) -> Game | None:
     last: see ``games.recent.Recent``), without the database; None otherwise. Safe on an
     event loop."""
     return recent.recall_game(game_id, version)
+
+
+def notified_game(row_text: str) -> Game:
+    """The game a NOTIFY carried (``recent.game_from_notified``), without the database: for a
+    seat's view only. Safe on an event loop."""
+    return game_from_notified(row_text)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -39,6 +40,7 @@ from rest_framework.utils.encoders import JSONEncoder
 
 from games import clock, rows, selectors, services
 from games.models import EventKind, Game, GameStatus
+from games.notify import Change
 
 # The event rows the stream carries (joins and leaves are the lobby's business).
 ROW_KINDS = (
@@ -178,12 +180,15 @@ def needs_read(state: StreamState, game_id: int, version: int | None,
     return NO_READ
 
 
-def recalled_turns(state: StreamState, changed: set[int]) -> list[dict[str, Any]] | None:
-    """``read_turns`` without the database, if this process holds every one of the games'
-    rows at the version last heard of (a move played in this process: its row is kept,
-    ``rows.recalled_game``); None if any is missing. Pure computation: the stream runs it on
-    its event loop, saving the wake-up two thread hops. (Only ``TURN_ONLY`` games come here:
-    running, seats unchanged since the seat was learnt.)"""
+def recalled_turns(
+    state: StreamState, changed: set[int], heard: Mapping[int, Change] | None = None
+) -> list[dict[str, Any]] | None:
+    """``read_turns`` without the database, if every one of the games' rows at the version
+    last heard of is here: kept by this process (a move played here, ``rows.recalled_game``)
+    or carried by the change ``heard`` of it (a move played in another process: the NOTIFY's
+    row, ``rows.notified_game``); None if any is missing. Pure computation: the stream runs it
+    on its event loop, saving the wake-up two thread hops and a query. (Only ``TURN_ONLY``
+    games come here: running, seats unchanged since the seat was learnt.)"""
     games: dict[int, Game] = {}
     for game_id in changed - state.held:
         followed = state.games.get(game_id)
@@ -192,7 +197,12 @@ def recalled_turns(state: StreamState, changed: set[int]) -> list[dict[str, Any]
         if not followed.started or followed.heard_version < 0:
             return None
         game = rows.recalled_game(game_id, followed.heard_version)
-        if game is None:
+        change = (heard or {}).get(game_id)
+        if game is None and change is not None and change.row is not None and (
+            change.version == followed.heard_version
+        ):
+            game = rows.notified_game(change.row)
+        if game is None or game.version != followed.heard_version:
             return None
         games[game_id] = game
     return _turns(state, set(games), games)

@@ -372,6 +372,7 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
             arrived = await listener.next(timeout)
             quiet += asyncio.get_running_loop().time() - started
             changed: set[int] | None = set()
+            heard: dict[int, Change] = {}
             rows_too = False
             if not arrived and deadline is not None and deadline <= clock.now():
                 events = await _db(stream.settle_clocks)(state)
@@ -384,7 +385,7 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
                 if everything:
                     changed, rows_too = None, True
                 else:
-                    changed, rows_too = _to_read(state, items)
+                    changed, rows_too, heard = _to_read(state, items)
             elif unheard:
                 changed, rows_too = None, True
             if changed is None or rows_too or state.held:
@@ -394,7 +395,7 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
                 )
             elif changed:
                 # A move played in this process: its row is here, no thread needed.
-                recalled = stream.recalled_turns(state, changed)
+                recalled = stream.recalled_turns(state, changed, heard)
                 events = recalled if recalled is not None else (
                     await _db(stream.read_turns)(state, changed)
                 )
@@ -413,16 +414,21 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
 
 def _to_read(
     state: stream.StreamState, items: list[tuple[int, int, Change]]
-) -> tuple[set[int], bool]:
-    """The games to read after these changes, and whether their rows too (or turns only)."""
-    changed, rows_too = set(), False
+) -> tuple[set[int], bool, dict[int, Change]]:
+    """The games to read after these changes, whether their rows too (or turns only), and
+    the newest change heard of each game."""
+    changed, rows_too, heard = set(), False, {}
     for game_id, seat, change in items:
         state.follow(game_id, seat)
         need = stream.needs_read(state, game_id, change.version, change.awaiting, change.status)
         if need != stream.NO_READ:
             changed.add(game_id)
             rows_too = rows_too or need == stream.ROWS_TOO
-    return changed, rows_too
+        newest = heard.get(game_id)
+        if change.version is not None and (newest is None or newest.version is None or (
+                change.version > newest.version)):
+            heard[game_id] = change
+    return changed, rows_too, heard
 
 
 # --- the schema ------------------------------------------------------------------------------

@@ -181,7 +181,9 @@ def test_a_committed_version_change_is_notified_to_other_processes(
         Game.objects.filter(pk=game_id).update(version=F("version") + 1)
         notes = list(listener.notifies(timeout=5, stop_after=1))
     game = Game.objects.get(pk=game_id)
-    assert [note.payload for note in notes] == [f"{game_id} {game.version} {game.awaiting} running"]
+    assert [note.payload.split(" ", 4)[:4] for note in notes] == [
+        [str(game_id), str(game.version), str(game.awaiting), "running"]
+    ]  # then the row (tests/games/test_notified_row.py)
     assert notify.Change.from_payload(notes[0].payload) == (
         game_id, notify.Change(version=game.version, awaiting=game.awaiting, status="running")
     )
