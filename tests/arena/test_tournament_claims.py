@@ -49,6 +49,18 @@ def _dead_worker(match: Match, *, finish: bool) -> tuple[str, Game]:
     return token, Game.objects.get(pk=game.pk)
 
 
+def _one_match_done_one_orphaned_one_pending(
+    owner: Any, bots: list[Any]
+) -> tuple[Tournament, list[Match]]:
+    """A three-bot tournament as a worker (or server) stopped mid-way leaves it."""
+    tournament = tournament_of(owner, bots)
+    services.tournament_start(tournament_id=tournament.pk, user=owner, dispatch=False)
+    matches = list(Match.objects.filter(tournament=tournament).order_by("number"))
+    services.match_play(match_id=matches[0].pk)
+    _dead_worker(matches[1], finish=False)
+    return tournament, matches
+
+
 def test_a_fresh_claim_is_not_taken(alice: Any) -> None:
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots)
@@ -99,11 +111,7 @@ def test_the_sweep_resends_orphaned_matches_and_finalizes(
 ) -> None:
     sent: list[int] = []  # what the sweep hands the broker (the worker tests send for real)
     with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
-        tournament = tournament_of(alice, bots)
-        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
-        matches = list(Match.objects.filter(tournament=tournament).order_by("number"))
-        services.match_play(match_id=matches[0].pk)
-        _dead_worker(matches[1], finish=False)
+        tournament, matches = _one_match_done_one_orphaned_one_pending(alice, bots)
         monkeypatch.setattr(services, "match_send", lambda *, match_id: sent.append(match_id))
         assert services.tournament_sweep() == {"sent": 2, "finalized": 0}
         assert sorted(sent) == [matches[1].pk, matches[2].pk]
@@ -153,11 +161,7 @@ def test_the_embedded_sweep_goes_on_with_a_tournament_a_stopped_server_left(
 
     settings.CELERY_TASK_ALWAYS_EAGER = True
     with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
-        tournament = tournament_of(alice, bots)
-        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
-        matches = list(Match.objects.filter(tournament=tournament).order_by("number"))
-        services.match_play(match_id=matches[0].pk)
-        _dead_worker(matches[1], finish=False)
+        tournament, _matches = _one_match_done_one_orphaned_one_pending(alice, bots)
         assert services.tournament_sweep_in_process() == {"started": 1, "finalized": 0}
         for _ in range(1200):  # bounded: 120 s
             done = Tournament.objects.get(pk=tournament.pk)
