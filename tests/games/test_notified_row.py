@@ -81,27 +81,38 @@ def test_a_row_too_long_for_a_notify_is_left_out_and_the_change_commits(
     assert change == Change(version, stored.awaiting, "running")
 
 
+def a_move_passing_the_turn(
+    game_id: int, users: tuple[Any, Any]
+) -> tuple[stream.StreamState, int, int, Change]:
+    """Moves until one passes the turn to the other seat (a skip or a draw may not), each
+    with the other seat's stream opened before it: that stream's state, its seat, the version
+    the move made and the change the NOTIFY told of it."""
+    clients = {0: client_for(users[0]), 1: client_for(users[1])}
+    for _ in range(100):
+        waiter = 1 - Game.objects.get(pk=game_id).awaiting
+        state, _first = stream.open_stream(user_id=users[waiter].pk, since=None)
+        with listening() as other:
+            version = move_for_the_awaited(game_id, clients)
+            change = heard_of(other, game_id, version)
+        if Game.objects.get(pk=game_id).awaiting == waiter:
+            return state, waiter, version, change
+    raise AssertionError("no move passed the turn")
+
+
 def test_a_stream_builds_the_turn_from_the_row_another_process_notified(
     running_game: dict[str, Any], alice: Any, bob: Any
 ) -> None:
     """No kept row (the move was played elsewhere): the stream's turn comes from the NOTIFY's
     row, and is the turn a read gives."""
     game_id = running_game["id"]
-    clients = {0: client_for(alice), 1: client_for(bob)}
-    awaited = Game.objects.get(pk=game_id).awaiting
-    other_seat = 1 - awaited
-    user = (alice, bob)[other_seat]
-    state, _first = stream.open_stream(user_id=user.pk, since=None)
-    with listening() as other:
-        version = move_for_the_awaited(game_id, clients)
-        change = heard_of(other, game_id, version)
+    state, seat, version, change = a_move_passing_the_turn(game_id, (alice, bob))
     recent.forget_all()  # as in a process that did not play the move
     assert rows.recalled_game(game_id, version) is None
-    changed, rows_too, heard = stream_api._to_read(state, [(game_id, other_seat, change)])
+    changed, rows_too, heard = stream_api._to_read(state, [(game_id, seat, change)])
     assert changed == {game_id} and not rows_too
     turns = stream.recalled_turns(state, changed, heard)
     assert turns is not None and [t["version"] for t in turns] == [version]
-    _read_state, read_first = stream.open_stream(user_id=user.pk, since=None)
+    _read_state, read_first = stream.open_stream(user_id=(alice, bob)[seat].pk, since=None)
     [read_turn] = [event for event in read_first if event["type"] == "turn"]
     assert {k: v for k, v in turns[0].items() if k != "id"} == {
         k: v for k, v in read_turn.items() if k != "id"}
@@ -111,12 +122,9 @@ def test_without_a_row_the_stream_reads_the_game_as_before(
     running_game: dict[str, Any], alice: Any, bob: Any
 ) -> None:
     game_id = running_game["id"]
-    clients = {0: client_for(alice), 1: client_for(bob)}
-    other_seat = 1 - Game.objects.get(pk=game_id).awaiting
-    state, _first = stream.open_stream(user_id=(alice, bob)[other_seat].pk, since=None)
-    version = move_for_the_awaited(game_id, clients)
+    state, seat, version, _change = a_move_passing_the_turn(game_id, (alice, bob))
     recent.forget_all()
-    awaiting = Game.objects.get(pk=game_id).awaiting
-    change = Change(version, awaiting, "running")  # a NOTIFY without its row
-    changed, _rows_too, heard = stream_api._to_read(state, [(game_id, other_seat, change)])
+    rowless = Change(version, seat, "running")  # a NOTIFY without its row
+    changed, _rows_too, heard = stream_api._to_read(state, [(game_id, seat, rowless)])
+    assert changed == {game_id}
     assert stream.recalled_turns(state, changed, heard) is None  # so the stream reads it
