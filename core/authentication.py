@@ -82,12 +82,13 @@ def tokens_with_users(token_key: str) -> list[Any]:
     with connection.cursor() as cursor:
         cursor.execute(lookup.sql, [token_key])
         rows = cursor.fetchall()
-    Token, User = get_token_model(), get_user_model()
     split = len(lookup.token_fields)
     found = []
     for values in map(lookup.converted, rows):
-        auth_token = Token.from_db(connection.alias, lookup.token_fields, values[:split])
-        auth_token.user = User.from_db(connection.alias, lookup.user_fields, values[split:])
+        auth_token = lookup.token_model.from_db(
+            connection.alias, lookup.token_fields, values[:split])
+        auth_token.user = lookup.user_model.from_db(
+            connection.alias, lookup.user_fields, values[split:])
         found.append(auth_token)
     return found
 
@@ -95,6 +96,8 @@ def tokens_with_users(token_key: str) -> list[Any]:
 @dataclass(frozen=True)
 class _Lookup:
     sql: str  # its one parameter: the token key
+    token_model: Any
+    user_model: Any
     token_fields: list[str]
     user_fields: list[str]  # the columns: the token's fields, then its user's
     converters: list[tuple[int, tuple[list[Any], Any]]]  # the backend's, as the ORM applies them
@@ -121,7 +124,7 @@ def _lookup() -> _Lookup:
     sql, params = compiler.as_sql()
     assert params == ("",), params  # the key is the query's only parameter
     converters = compiler.get_converters([column for column, _sql, _alias in compiler.select])
-    return _Lookup(sql, token_fields, user_fields, list(converters.items()))
+    return _Lookup(sql, Token, User, token_fields, user_fields, list(converters.items()))
 
 
 class PasswordAuthentication(BasicAuthentication):

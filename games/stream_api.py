@@ -394,7 +394,8 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
                     HELD_FIRST_SECONDS
                 )
             elif changed:
-                # A move played in this process: its row is here, no thread needed.
+                # Turns only: from the row this process kept (its own move) or the one the
+                # NOTIFY carried (another's), with no thread; else read on one.
                 recalled = stream.recalled_turns(state, changed, heard)
                 events = recalled if recalled is not None else (
                     await _db(stream.read_turns)(state, changed)
@@ -416,7 +417,8 @@ def _to_read(
     state: stream.StreamState, items: list[tuple[int, int, Change]]
 ) -> tuple[set[int], bool, dict[int, Change]]:
     """The games to read after these changes, whether their rows too (or turns only), and
-    the newest change heard of each game."""
+    the last change of each game that carried its row (``stream.recalled_turns`` uses it only
+    at the version last heard of)."""
     changed, rows_too, heard = set(), False, {}
     for game_id, seat, change in items:
         state.follow(game_id, seat)
@@ -424,9 +426,7 @@ def _to_read(
         if need != stream.NO_READ:
             changed.add(game_id)
             rows_too = rows_too or need == stream.ROWS_TOO
-        newest = heard.get(game_id)
-        if change.version is not None and (newest is None or newest.version is None or (
-                change.version > newest.version)):
+        if change.row is not None:
             heard[game_id] = change
     return changed, rows_too, heard
 
