@@ -46,17 +46,23 @@ OFFICIAL = "official"
 
 # --- leaderboard ------------------------------------------------------------------------------
 class RuleSetFilter(admin.SimpleListFilter):
-    """One ladder at a time: the official rules unless another rule set is picked."""
+    """One ladder at a time: the one picked, else the official rules, else (nobody rated on
+    them yet: the demo plays single hands) the busiest ladder (``selectors.default_rule_set``)."""
 
     title = "rule set"
     parameter_name = "rule_set"
+
+    def __init__(self, request: HttpRequest, params: Any, model: Any, model_admin: Any) -> None:
+        self.default = (OFFICIAL if self.parameter_name in request.GET
+                        else selectors.default_rule_set())
+        super().__init__(request, params, model, model_admin)
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         names = selectors.rule_sets()
         return [(name, name) for name in (names if OFFICIAL in names else [OFFICIAL, *names])]
 
     def value(self) -> str:
-        return str(super().value() or OFFICIAL)
+        return str(super().value() or self.default)
 
     def choices(self, changelist: Any) -> Any:
         # No "All": ratings of different rule sets are not comparable on one ladder.
@@ -75,11 +81,18 @@ class LeaderboardChangeList(ChangeList):
     """The page's rows with what the API's leaderboard says of each bot (``arena.selectors``:
     rank, interval, latency, strikes), so the admin and the API never disagree."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.title = f"Leaderboard: Elo, {self.rule_set()} rules"
+
+    def rule_set(self) -> str:
+        return next((spec.value() for spec in self.filter_specs
+                     if isinstance(spec, RuleSetFilter)), OFFICIAL)
+
     def get_results(self, request: HttpRequest) -> None:
         super().get_results(request)
         self.result_list = list(self.result_list)
-        rule_set = request.GET.get("rule_set") or OFFICIAL
-        board = {row["bot"]: row for row in selectors.leaderboard(rule_set=rule_set)}
+        board = {row["bot"]: row for row in selectors.leaderboard(rule_set=self.rule_set())}
         for rating in self.result_list:
             rating.board = board.get(rating.bot_id, {})
 
@@ -107,11 +120,6 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
             win_rate=win_rate, strikes=admin_tables.strikes_subquery()
         )
 
-    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> HttpResponse:
-        rule_set = request.GET.get("rule_set") or OFFICIAL
-        context = {"title": f"Leaderboard: Elo, {rule_set} rules", **(extra_context or {})}
-        return super().changelist_view(request, extra_context=context)
-
     @admin.display(description="#")
     def rank(self, rating: Any) -> int | None:
         return rating.board.get("rank")  # among all bots of the rule set, filters aside
@@ -129,12 +137,17 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
     def elo_shown(self, rating: Rating) -> str:
         return f"{rating.elo:.0f}"
 
-    @admin.display(description="Bradley-Terry 95% interval")
-    def interval_shown(self, rating: Any) -> str | None:
-        interval = rating.board.get("interval")
-        if not interval or interval.get("low") is None:
+    @admin.display(description="Bradley-Terry [95% interval]")
+    def interval_shown(self, rating: Any) -> SafeString | None:
+        """The latest finished tournament's verdict on the bot, linked to that tournament."""
+        fitted = rating.board.get("interval")
+        if not fitted:
             return None
-        return f"[{interval['low']:.0f}, {interval['high']:.0f}]"
+        url = reverse("admin:arena_tournament_change", args=[fitted["tournament"]])
+        return format_html('<a href="{}" title="{}">{} [{}, {}]</a>', url,
+                           "Its Bradley-Terry rating in its latest finished tournament",
+                           f"{fitted['rating']:.0f}", f"{fitted['low']:.0f}",
+                           f"{fitted['high']:.0f}")
 
     @admin.display(description="Win rate", ordering="win_rate")
     def win_rate_shown(self, rating: Any) -> str:

@@ -56,7 +56,8 @@ STANDINGS: dict[str, Any] = {
 }
 LEADERBOARD_ROW: dict[str, Any] = {
     "rank": 1, "bot": 5, "name": "cautious", "owner": "bob", "verified": True,
-    "enabled": True, "rule_set": "official", "elo": 1562.4, "low": 1421.0, "high": 1690.3,
+    "enabled": True, "rule_set": "official", "elo": 1562.4, "bradley_terry": 1544.1,
+    "low": 1421.0, "high": 1690.3, "bradley_terry_tournament": 12,
     "games": 120, "wins": 71, "win_rate": 0.592, "p50_ms": 3.1, "p99_ms": 18.4, "strikes": 2,
 }
 HISTORY: dict[str, Any] = {

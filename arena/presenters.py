@@ -75,22 +75,6 @@ def leaderboard_queryset(*, rule_set: str = "official", owner: str | None = None
     return qs.order_by("-elo", "bot_id")
 
 
-def latest_intervals(*, rule_set: str, bot_ids: Sequence[int],
-                     look_back: int = 50) -> dict[int, Mapping[str, Any]]:
-    """Each bot's Bradley-Terry line in its latest finalized tournament of the rule set
-    (among the ``look_back`` latest)."""
-    wanted, found = set(bot_ids), {}
-    tournaments = Tournament.objects.filter(
-        rule_set=rule_set, finalized_at__isnull=False).order_by("-finalized_at", "-id")
-    for data in tournaments.values_list("bradley_terry", flat=True)[:look_back]:
-        for row in (data or {}).get("ratings", []):
-            if row["bot"] in wanted and row["bot"] not in found:
-                found[row["bot"]] = row
-        if len(found) == len(wanted):
-            break
-    return found
-
-
 def _strikes(bot_ids: Sequence[int]) -> dict[int, int]:
     """Strikes in all its games, as the admin's leaderboard counts them."""
     return {bot_id: int(n or 0) for bot_id, n in Seat.objects.filter(bot_id__in=bot_ids)
@@ -102,7 +86,7 @@ def leaderboard_rows(ratings: Sequence[Rating], *, first_rank: int = 1) -> list[
     if not ratings:
         return []
     ids = [r.bot_id for r in ratings]
-    intervals = latest_intervals(rule_set=ratings[0].rule_set, bot_ids=ids)
+    intervals = selectors.latest_bradley_terry(rule_set=ratings[0].rule_set, bot_ids=ids)
     strikes = _strikes(ids)
     rows = []
     for rank, rating in enumerate(ratings, start=first_rank):
@@ -112,7 +96,9 @@ def leaderboard_rows(ratings: Sequence[Rating], *, first_rank: int = 1) -> list[
         rows.append({
             "rank": rank, "bot": bot.pk, "name": bot.name, "owner": bot.owner.get_username(),
             "verified": bot.verified, "enabled": bot.enabled, "rule_set": rating.rule_set,
-            "elo": round(rating.elo, 1), "low": bt.get("low"), "high": bt.get("high"),
+            "elo": round(rating.elo, 1), "bradley_terry": bt.get("rating"),
+            "low": bt.get("low"), "high": bt.get("high"), "bradley_terry_tournament":
+            bt.get("tournament"),
             "games": rating.games, "wins": rating.wins,
             "win_rate": round(rating.wins / rating.games, 4) if rating.games else 0.0,
             "p50_ms": latency["p50_ms"], "p99_ms": latency["p99_ms"],

@@ -55,13 +55,14 @@ def leaderboard_table(rule_set: str, *, limit: int = 20) -> str:
     ratings = list(presenters.leaderboard_queryset(rule_set=rule_set)[:limit])
     rows = presenters.leaderboard_rows(ratings)
     body = table(
-        ["#", "bot", "owner", "Elo", "95% interval", "games", "win rate", "p50 ms", "p99 ms",
-         "strikes"],
-        [[r["rank"], r["name"], r["owner"], r["elo"], _interval(r), r["games"],
+        ["#", "bot", "owner", "Elo", "last BT", "BT 95% interval", "games", "win rate",
+         "p50 ms", "p99 ms", "strikes"],
+        [[r["rank"], r["name"], r["owner"], r["elo"], r["bradley_terry"], _interval(r), r["games"],
           _percent(r["win_rate"]),
           r["p50_ms"], r["p99_ms"], r["strikes"]] for r in rows],
     )
-    return f"\nLeaderboard ({rule_set}):\n{body}\n"
+    return (f"\nLeaderboard ({rule_set}):\n{body}\n(BT: the Bradley-Terry rating in the bot's "
+            "latest finished tournament of these rules, with its 95% interval.)\n")
 
 
 def _percent(rate: float) -> str:

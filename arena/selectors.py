@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.db.models import QuerySet, Sum
@@ -48,36 +49,48 @@ def tournament_bradley_terry(*, tournament: Tournament) -> dict[str, Any]:
     return services.bradley_terry_json(tournament, services.tournament_results(tournament))
 
 
-def _latest_intervals(rule_set: str) -> dict[int, tuple[float | None, float | None]]:
-    """Each bot's Bradley-Terry interval from the latest finalized tournament it played on
-    this rule set."""
-    out: dict[int, tuple[float | None, float | None]] = {}
-    finalized = Tournament.objects.filter(rule_set=rule_set, finalized_at__isnull=False)
-    for tournament in finalized.order_by("-finalized_at", "-id").only("bradley_terry")[:50]:
-        for row in (tournament.bradley_terry or {}).get("ratings", []):
-            out.setdefault(row["bot"], (row.get("low"), row.get("high")))
-    return out
+def latest_bradley_terry(*, rule_set: str, bot_ids: Collection[int] | None = None,
+                         look_back: int = 50) -> dict[int, dict[str, Any]]:
+    """Each bot's Bradley-Terry line (``rating``, ``low``, ``high``, and the ``tournament``'s
+    id) in the latest finished tournament it played on this rule set, among the
+    ``look_back`` latest; ``bot_ids``: only these bots. A cancelled tournament is finalized
+    too, but its fit is of part of its games, so it does not count."""
+    wanted = None if bot_ids is None else set(bot_ids)
+    found: dict[int, dict[str, Any]] = {}
+    finished = Tournament.objects.filter(
+        rule_set=rule_set, status=TournamentStatus.FINISHED, finalized_at__isnull=False,
+    ).order_by("-finalized_at", "-id").values_list("pk", "bradley_terry")
+    for tournament_id, fitted in finished[:look_back]:
+        for row in (fitted or {}).get("ratings", []):
+            bot = row["bot"]
+            if (wanted is None or bot in wanted) and bot not in found:
+                found[bot] = {"rating": row.get("rating"), "low": row.get("low"),
+                              "high": row.get("high"), "tournament": tournament_id}
+        if wanted is not None and len(found) == len(wanted):
+            break
+    return found
 
 
 def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
-    """Every rated bot on ``rule_set``, best Elo first: its Elo, Bradley-Terry interval (from
-    the latest tournament it played, or None), games, wins, win rate, turn latency p50/p99 and
-    strikes (all its games)."""
+    """Every rated bot on ``rule_set``, best Elo first: its Elo, Bradley-Terry rating and
+    interval (from the latest finished tournament it played, or None), games, wins, win rate,
+    turn latency p50/p99 and strikes (all its games)."""
     ratings = list(Rating.objects.filter(rule_set=rule_set).select_related("bot", "bot__owner")
                    .order_by("-elo", "bot_id"))
-    intervals = _latest_intervals(rule_set)
     bots = [r.bot_id for r in ratings]
+    intervals = latest_bradley_terry(rule_set=rule_set, bot_ids=bots)
     strikes = dict(Seat.objects.filter(bot_id__in=bots).values("bot_id")
                    .annotate(n=Sum("strikes")).values_list("bot_id", "n"))
     rows = []
     for position, rating in enumerate(ratings, start=1):
-        low, high = intervals.get(rating.bot_id, (None, None))
+        fitted = intervals.get(rating.bot_id)
         latency = bot_selectors.latency(bot=rating.bot)
         rows.append({
             "rank": position, "bot": rating.bot_id, "name": rating.bot.name,
             "owner": rating.bot.owner.get_username(), "verified": rating.bot.verified,
             "enabled": rating.bot.enabled, "rule_set": rule_set, "elo": round(rating.elo, 1),
-            "interval": None if low is None else {"low": low, "high": high},
+            # The Bradley-Terry rating and its interval, from its latest finished tournament.
+            "interval": None if fitted is None or fitted["low"] is None else fitted,
             "games": rating.games, "wins": rating.wins,
             "win_rate": round(rating.wins / rating.games, 4) if rating.games else 0.0,
             "latency_p50_ms": latency["p50_ms"], "latency_p99_ms": latency["p99_ms"],
@@ -89,6 +102,16 @@ def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
 def rating_history(*, bot: Bot, rule_set: str = OFFICIAL) -> QuerySet[RatingChange]:
     """The bot's Elo on ``rule_set``, game by game, in the order it was updated."""
     return RatingChange.objects.filter(rating__bot=bot, rating__rule_set=rule_set).order_by("id")
+
+
+def default_rule_set() -> str:
+    """The ladder shown unless one is picked: the official rules', or while nobody is rated on
+    them (``manage.py demo`` plays single hands), the one with the most rated games."""
+    if Rating.objects.filter(rule_set=OFFICIAL).exists():
+        return OFFICIAL
+    busiest = (Rating.objects.values("rule_set").annotate(n=Sum("games"))
+               .order_by("-n", "rule_set").first())
+    return str(busiest["rule_set"]) if busiest else OFFICIAL
 
 
 def rule_sets() -> list[str]:

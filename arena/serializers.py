@@ -185,10 +185,16 @@ class LeaderboardRowOut(serializers.Serializer):
     enabled = serializers.BooleanField()
     rule_set = serializers.CharField()
     elo = serializers.FloatField()
-    low = serializers.FloatField(allow_null=True, help_text="95% interval of the bot's "
-                                 "Bradley-Terry rating in its latest finished tournament "
-                                 "of this rule set, low end (null if none).")
+    bradley_terry = serializers.FloatField(
+        allow_null=True, help_text="The bot's Bradley-Terry rating (Elo scale, mean 1500) in "
+        "its latest finished tournament of this rule set (null if none): that tournament's "
+        "verdict, beside the Elo that all its rated games built.")
+    low = serializers.FloatField(allow_null=True, help_text="95% interval of that "
+                                 "Bradley-Terry rating, low end (null if none).")
     high = serializers.FloatField(allow_null=True)
+    bradley_terry_tournament = serializers.IntegerField(
+        allow_null=True, help_text="The id of the tournament the Bradley-Terry figures are "
+        "from (null if none).")
     games = serializers.IntegerField()
     wins = serializers.IntegerField()
     win_rate = serializers.FloatField()

@@ -31,9 +31,11 @@ class Standing:
 
 
 def standings(results: Iterable[GameResult], *, entrants: Sequence[Entrant] = ()) -> list[Standing]:
-    """Every entrant's line, best first: most wins, then higher win rate, then more points,
+    """Every entrant's line, best first: higher win rate, then more wins, then more points,
     then fewer points left on average; entrants still level keep the order they were given
-    (then first appearance), so the table is stable."""
+    (then first appearance), so the table is stable. Win rate first: while a tournament runs,
+    or once it was cancelled, the entrants have not played as many games each (in a finished
+    round robin they have, and the order is the same as by wins)."""
     totals: dict[Entrant, list[int]] = {e: [0] * 6 for e in entrants}
     for result in results:
         for seat, player in enumerate(result.players):
@@ -45,5 +47,5 @@ def standings(results: Iterable[GameResult], *, entrants: Sequence[Entrant] = ()
             line[4] += result.strikes[seat] if result.strikes else 0
             line[5] += seat in result.forfeited
     table = [Standing(entrant, *line) for entrant, line in totals.items()]
-    table.sort(key=lambda s: (-s.wins, -s.win_rate, -s.points, s.avg_points_left))
+    table.sort(key=lambda s: (-s.win_rate, -s.wins, -s.points, s.avg_points_left))
     return table

@@ -111,7 +111,7 @@ def test_staff_browse_the_leaderboard_a_running_tournament_a_bot_chart_and_a_gam
     assert names == ["heuristic", "greedy", "random"]
     first = rows[0]
     assert first.find_element(By.CSS_SELECTOR, ".field-elo_shown").text == "1516"
-    assert first.find_element(By.CSS_SELECTOR, ".field-interval_shown").text == "[1540, 1710]"
+    assert first.find_element(By.CSS_SELECTOR, ".field-interval_shown").text == "1620 [1540, 1710]"
     assert first.find_element(By.CSS_SELECTOR, ".field-latency_shown").text == "4 / 40"
     assert rows[1].find_element(By.CSS_SELECTOR, ".field-strikes_shown").text == "1"
     _screenshot(browser, "leaderboard")

@@ -55,7 +55,10 @@ def test_the_leaderboard_ranks_official_elo_with_intervals_latency_and_strikes(
     html = page.content.decode()
     assert "Leaderboard: Elo, official rules" in html
     assert _leaderboard_rows(html) == ["heuristic", "greedy", "random"]  # 1516, 1484, 1480
-    assert '<td class="field-interval_shown">[1540, 1710]</td>' in html  # the finished cup's
+    # Heuristic's Bradley-Terry rating and interval in the finished cup, linked to the cup.
+    cup = f"/admin/arena/tournament/{world.finished.pk}/change/"
+    assert re.search(rf'field-interval_shown"><a href="{cup}"[^>]*>1620 \[1540, 1710\]</a>',
+                     html)
     assert "75%" in html  # heuristic: 3 wins in 4 games
     assert '<td class="field-latency_shown">4 / 40</td>' in html  # p50 / p99 (ms)
     assert '<td class="field-strikes_shown">1</td>' in html  # greedy's timeout
@@ -70,6 +73,32 @@ def test_the_leaderboard_searches_and_filters(staff: Client, world: World) -> No
     assert _leaderboard_rows(verified) == ["random"]
     other = staff.get("/admin/arena/rating/?rule_set=stacking").content.decode()
     assert _leaderboard_rows(other) == []
+
+
+def test_the_leaderboard_leaves_out_a_cancelled_tournaments_fit(
+    staff: Client, world: World
+) -> None:
+    """A cancelled tournament is finalized on the games it played: its fit is no verdict."""
+    Tournament.objects.filter(pk=world.finished.pk).update(status=TournamentStatus.CANCELLED)
+    html = staff.get("/admin/arena/rating/").content.decode()
+    assert _leaderboard_rows(html) == ["heuristic", "greedy", "random"]
+    assert "field-interval_shown\"><a" not in html
+
+
+def test_the_leaderboard_opens_on_the_busiest_ladder_while_nobody_is_rated_on_official(
+    staff: Client, world: World
+) -> None:
+    """The demo plays single hands: its leaderboard must not open empty."""
+    from arena.models import Rating
+
+    Rating.objects.filter(bot=world.bots["random"]).update(rule_set="stacking")
+    Rating.objects.exclude(bot=world.bots["random"]).update(rule_set="single_hand")
+    html = staff.get("/admin/arena/rating/").content.decode()
+    assert "Leaderboard: Elo, single_hand rules" in html
+    assert _leaderboard_rows(html) == ["heuristic", "greedy"]
+    picked = staff.get("/admin/arena/rating/?rule_set=official").content.decode()
+    assert "Leaderboard: Elo, official rules" in picked
+    assert _leaderboard_rows(picked) == []
 
 
 def test_a_running_tournament_page_shows_progress_standings_games_and_buttons(

@@ -46,8 +46,10 @@ def test_a_played_tournament_reads_the_same_in_the_admin_as_in_the_selectors(
     expected = selectors.leaderboard(rule_set=done.rule_set)
     assert shown == [row["name"] for row in expected]
     for row in expected:
-        low, high = row["interval"]["low"], row["interval"]["high"]
-        assert f'<td class="field-interval_shown">[{low:.0f}, {high:.0f}]</td>' in board
+        fitted = row["interval"]
+        assert fitted["tournament"] == done.pk
+        shown_fit = f'{fitted["rating"]:.0f} [{fitted["low"]:.0f}, {fitted["high"]:.0f}]</a>'
+        assert shown_fit in board
 
     page = client.get(f"/admin/arena/tournament/{done.pk}/change/").content.decode()
     assert f'<progress id="tournament-progress" value="{done.games_total}"' in page

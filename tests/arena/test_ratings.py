@@ -326,3 +326,24 @@ def test_standings_count_games_wins_points_strikes_and_forfeits() -> None:
     assert (bob.wins, bob.points, bob.strikes, bob.forfeits) == (1, 630, 4, 1)
     assert bob.avg_points_left == pytest.approx(14)  # (30 + 12 + 0) / 3
     assert (charlie.entrant, charlie.games, charlie.win_rate) == ("charlie", 0, 0.0)
+
+
+def test_standings_rank_by_win_rate_while_entrants_have_played_unequal_numbers_of_games() -> None:
+    """A running or cancelled round robin: 3 wins of 4 ranks above 4 wins of 7."""
+    games = [
+        *[GameResult(("greedy", "random"), winner=0, points_left=(0, 9)) for _ in range(4)],
+        *[GameResult(("greedy", "random"), winner=1, points_left=(9, 0)) for _ in range(3)],
+        *[GameResult(("heuristic", "random"), winner=0, points_left=(0, 9)) for _ in range(3)],
+        GameResult(("heuristic", "random"), winner=1, points_left=(9, 0)),
+    ]
+    table = standings(games, entrants=["greedy", "heuristic", "random"])
+    assert [(s.entrant, s.wins, s.games) for s in table] == [
+        ("heuristic", 3, 4), ("greedy", 4, 7), ("random", 4, 11)]
+
+
+def test_standings_with_equal_games_rank_by_wins_then_points() -> None:
+    games = [
+        GameResult(("a", "b"), winner=0, points_left=(0, 20), scores=(20, 0)),
+        GameResult(("b", "a"), winner=0, points_left=(0, 5), scores=(5, 0)),
+    ]
+    assert [s.entrant for s in standings(games, entrants=["b", "a"])] == ["a", "b"]

@@ -292,6 +292,12 @@ def test_a_tournament_started_over_the_api_plays_in_the_background_to_its_standi
         board = charlie_api.get("/api/leaderboard/?rule_set=single_hand").json()["results"]
         assert [row["rank"] for row in board] == [1, 2]
         assert board[0]["elo"] >= board[1]["elo"] and all(row["games"] == 4 for row in board)
+        # Beside the Elo: this tournament's Bradley-Terry verdict on each bot, as its table says.
+        fits = {line["bot"]: line for line in table["standings"]}
+        for row in board:
+            assert row["bradley_terry_tournament"] == tournament["id"]
+            assert (row["bradley_terry"], row["low"], row["high"]) == (
+                fits[row["bot"]]["rating"], fits[row["bot"]]["low"], fits[row["bot"]]["high"])
         history = charlie_api.get(f"/api/bots/{bots[0].pk}/ratings/?rule_set=single_hand")
         points = history.json()["history"]
         assert len(points) == 4 and points[-1]["after"] == history.json()["elo"]
