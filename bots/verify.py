@@ -1,10 +1,12 @@
 """Verification: does a bot speak protocol 1? Two checks, both over real HTTP:
 
 1. The signature handshake: a correctly signed notice gets a 2xx, and one signed with a wrong
-   secret is refused with a 4xx (a bot that accepts anything could be driven by anyone).
+   secret is refused with a 4xx (a bot that accepts anything could be driven by anyone). The
+   signed notice is the validation game's start notice (the bot's seat in it).
 2. A validation game: one single-hand game against a reference player (a random legal move,
    in this process), every decision of the bot asked over HTTP with the protocol's turn
-   payload. Every answer must come in time, be JSON ``{"move": ...}`` and be legal.
+   payload. Every answer must come in time, be JSON ``{"move": ...}`` and be legal. Once the
+   game is over the bot gets its end notice, as at any table (a failed one costs nothing).
 
 The result and the reasons for a failure are stored on the bot; only verified, enabled bots
 may enter tournaments. A URL change clears it (``services.bot_update``).
@@ -33,15 +35,22 @@ def _turn_payload(state: engine.GameState, seat: int, options: dict[str, Any], v
                                latency=runner.latencies.summary(bot.pk))
 
 
+def _players(bot: Bot, bot_seat: int) -> list[str]:
+    return [bot.label, "reference"] if bot_seat == 0 else ["reference", bot.label]
+
+
 def _handshake(bot: Bot, transport: bot_transport.BotTransport, options: dict[str, Any],
-               reasons: list[str]) -> None:
-    notice = {"protocol": runner.PROTOCOL, "type": "start", "game": 0, "version": 0, "seat": 0,
-              "options": options, "players": [bot.label, "reference"]}
+               bot_seat: int, reasons: list[str]) -> None:
+    notice = {"protocol": runner.PROTOCOL, "type": "start", "game": 0, "version": 0,
+              "seat": bot_seat, "options": options, "players": _players(bot, bot_seat)}
     good = transport.post_sync(bot.url, notice, secrets=bot_services.signing_secrets(bot),
                                timeout=runner.NOTICE_TIMEOUT_SECONDS)
     bot_services.call_record(bot_id=bot.pk, kind=CallKind.VERIFY, latency_ms=good.latency_ms,
                              status=good.status, error=good.error or "",
                              detail=good.detail if not good.ok else "signed notice")
+    if good.status is None:  # nothing answered: whether it checks signatures is unknown
+        reasons.append(f"Could not reach the bot at {bot.url}: {good.error} ({good.detail}).")
+        return
     if not good.ok:
         reasons.append(f"A correctly signed notice failed: {good.error} ({good.detail}).")
     forged = transport.post_sync(bot.url, notice, secrets=[signing.new_secret()],
@@ -55,13 +64,13 @@ def _handshake(bot: Bot, transport: bot_transport.BotTransport, options: dict[st
 
 
 def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: int,
-          reasons: list[str]) -> int:
-    """Play the validation game; returns the bot's decisions."""
+          bot_seat: int, reasons: list[str]) -> int:
+    """Play the validation game, then send its end notice; returns the bot's decisions."""
     options = engine.Options(players=2, single_hand=True)
     options_json = options.to_json()
     state = engine.new_game(options, seed)
     rng = random.Random(seed)
-    bot_seat = seed % 2  # either seat, so both first and second player get tried
+    log: list[dict[str, Any]] = []  # the replay's moves
     turns = failures = 0
     for step in range(MAX_TURNS):
         if state.finished:
@@ -71,7 +80,10 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
         if seat != bot_seat:
             # random_move, not a uniform choice: that drags a hand past MAX_TURNS now and then,
             # failing a good bot for the reference player's dawdling.
-            engine.apply(state, seat, engine.random_move(engine.legal_moves(state, seat), rng))
+            chosen = engine.random_move(engine.legal_moves(state, seat), rng)
+            engine.apply(state, seat, chosen)
+            log.append({"number": len(log) + 1, "seat": seat, "move": chosen.to_json(),
+                        "source": "player"})
             continue
         turns += 1
         payload = _turn_payload(state, seat, options_json, step, budget, bot)
@@ -82,6 +94,8 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
         if move is not None:
             try:
                 engine.apply(state, seat, engine.Move.from_json(move))
+                log.append({"number": len(log) + 1, "seat": seat, "move": move,
+                            "source": "player"})
             except engine.MalformedMove as exc:
                 error, detail = runner.MALFORMED, exc.reason
             except engine.IllegalMove as exc:
@@ -92,13 +106,38 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
         if error:
             failures += 1
             reasons.append(f"Turn {turns}: {error} ({detail}).")
-            engine.apply(state, seat, engine.default_move(state, seat))
+            fallback = engine.default_move(state, seat)
+            engine.apply(state, seat, fallback)
+            log.append({"number": len(log) + 1, "seat": seat, "move": fallback.to_json(),
+                        "source": "server"})
             if failures >= MAX_FAILURES:
                 reasons.append("Stopped the validation game after too many failures.")
                 break
     else:
         reasons.append("The validation game did not end in time.")
+    if state.finished:
+        _end_notice(bot, transport, options_json, seed, bot_seat, state, log)
     return turns
+
+
+def _end_notice(bot: Bot, transport: bot_transport.BotTransport, options: dict[str, Any],
+                seed: int, bot_seat: int, state: engine.GameState,
+                moves: list[dict[str, Any]]) -> None:
+    """The validation game's end notice, shaped as every table's (its replay rebuilds the game
+    with ``games.uno.replay``); logged, never part of the verdict."""
+    result = {"winner": state.winner, "scores": state.scores, "end_reason": "match"}
+    notice = {
+        "protocol": runner.PROTOCOL, "type": "end", "game": 0, "version": len(moves),
+        "seat": bot_seat, "options": options, "result": result,
+        "replay": {"game": 0, "status": "finished", "end_reason": "match", "options": options,
+                   "seed": seed, "players": _players(bot, bot_seat), "winner": state.winner,
+                   "scores": state.scores, "moves": moves},
+    }
+    sent = transport.post_sync(bot.url, notice, secrets=bot_services.signing_secrets(bot),
+                               timeout=runner.NOTICE_TIMEOUT_SECONDS)
+    bot_services.call_record(bot_id=bot.pk, kind=CallKind.VERIFY, latency_ms=sent.latency_ms,
+                             status=sent.status, error=sent.error or "",
+                             detail=sent.detail if not sent.ok else "end notice")
 
 
 def verify(*, bot_id: int, transport: bot_transport.BotTransport | None = None,
@@ -111,11 +150,12 @@ def verify(*, bot_id: int, transport: bot_transport.BotTransport | None = None,
         reasons.append("The bot is disabled.")
     else:
         seed = secrets.randbits(32) if seed is None else seed
+        bot_seat = seed % 2  # either seat, so both first and second player get tried
         options = engine.Options(players=2, single_hand=True).to_json()
-        _handshake(bot, transport, options, reasons)
+        _handshake(bot, transport, options, bot_seat, reasons)
         if not reasons:  # a bot that fails the handshake would fail every turn the same way
             budget = int(runner.budget_ms_for(turn_seconds=60))
-            turns = _game(bot, transport, budget, seed, reasons)
+            turns = _game(bot, transport, budget, seed, bot_seat, reasons)
     ok = not reasons
     bot_services.verification_record(bot_id=bot.pk, url=bot.url, ok=ok, reasons=reasons,
                                      details={"turns": turns})

@@ -44,7 +44,88 @@ def test_a_reference_bot_passes_and_its_verification_is_recorded(alice: Any) -> 
     assert result["verified"] and result["reasons"] == [] and result["turns"] > 0
     bot.refresh_from_db()
     assert bot.verified and bot.verification["result"] == "passed"
-    assert bot.calls.filter(kind="verify", error="").count() == result["turns"] + 1
+    # The signed start notice, every turn, and the end notice.
+    assert bot.calls.filter(kind="verify", error="").count() == result["turns"] + 2
+
+
+class _RecordingBot:
+    """A stdlib bot on 127.0.0.1 that checks signatures, keeps every body it accepts, and
+    plays its first legal move."""
+
+    def __init__(self, secret: str) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        from bots import signing
+
+        self.bodies: list[dict[str, Any]] = []
+        bodies = self.bodies
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                try:
+                    signing.verify(secret, dict(self.headers), raw)
+                except signing.SignatureError:
+                    return self._answer(401, b"")
+                body = json.loads(raw)
+                bodies.append(body)
+                if body["type"] != "turn":
+                    return self._answer(204, b"")
+                self._answer(200, json.dumps({"move": body["legal_moves"][0]}).encode())
+
+            def _answer(self, status: int, data: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.parametrize("seed", [10, 11])  # the bot in seat 0, then in seat 1
+def test_the_validation_game_sends_the_bots_seat_in_its_start_notice_and_an_end_notice(
+    alice: Any, seed: int
+) -> None:
+    from bots import verify
+    from games.uno import replay
+
+    bot, secret = register(alice, "recorder", "http://127.0.0.1:9/")
+    recorder = _RecordingBot(secret)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": recorder.url})
+        result = verify.verify(bot_id=bot.pk, seed=seed)
+    finally:
+        recorder.close()
+    assert result["verified"], result
+    start, *turns, end = recorder.bodies
+    assert start["type"] == "start" and end["type"] == "end"
+    assert {turn["type"] for turn in turns} == {"turn"} and len(turns) == result["turns"]
+    assert {turn["seat"] for turn in turns} == {start["seat"]} == {end["seat"]} == {seed % 2}
+    assert start["players"][start["seat"]] == bot.label
+    # The end notice's replay rebuilds the game it reports.
+    rebuilt = replay(end["replay"]["options"], end["replay"]["seed"], end["replay"]["moves"])
+    assert rebuilt.finished and rebuilt.winner == end["result"]["winner"]
+
+
+def test_a_bot_nobody_answers_for_fails_as_unreachable(alice: Any) -> None:
+    bot, _ = register(alice, "gone", "http://127.0.0.1:9/")  # the discard port: refused
+    result = client_for(alice).post(f"/api/bots/{bot.pk}/verify/").json()
+    assert not result["verified"]
+    assert len(result["reasons"]) == 1 and result["reasons"][0].startswith(
+        "Could not reach the bot at http://127.0.0.1:9/: connect")
 
 
 def test_a_bot_that_accepts_forged_signatures_fails_with_the_reason(alice: Any) -> None:
