@@ -173,10 +173,27 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
 
 @admin.register(RatingChange)
 class RatingChangeAdmin(ReadOnly, admin.ModelAdmin):
-    list_display = ("id", "rating", "game", "before", "after", "created_at")
+    list_display = ("id", "bot", "rule_set", "game", "before_shown", "after_shown", "created_at")
     list_select_related = ("rating", "rating__bot")
+    list_filter = ("rating__rule_set",)
     search_fields = ("rating__bot__name",)
     raw_id_fields = ("rating", "game")
+
+    @admin.display(description="Bot", ordering="rating__bot__name")
+    def bot(self, change: RatingChange) -> str:
+        return str(change.rating.bot.name)
+
+    @admin.display(description="Rule set", ordering="rating__rule_set")
+    def rule_set(self, change: RatingChange) -> str:
+        return str(change.rating.rule_set)
+
+    @admin.display(description="Elo before", ordering="before")
+    def before_shown(self, change: RatingChange) -> str:
+        return f"{change.before:.1f}"
+
+    @admin.display(description="Elo after", ordering="after")
+    def after_shown(self, change: RatingChange) -> str:
+        return f"{change.after:.1f}"
 
 
 # --- tournaments --------------------------------------------------------------------------------
@@ -190,17 +207,24 @@ class EntrantInline(ReadOnly, admin.TabularInline):
 class MatchInline(ReadOnly, admin.TabularInline):
     model = Match
     extra = 0
-    fields = ("number", "bots", "status", "games_done", "games_total", "finished_at")
+    fields = ("number", "bot_names", "status", "games_done", "games_total", "finished_at")
     readonly_fields = fields
     ordering = ("number",)
     classes = ("collapse",)
+
+    @admin.display(description="Bots")
+    def bot_names(self, match: Match) -> str:
+        names = dict(Bot.objects.filter(pk__in=match.bots).values_list("pk", "name"))
+        return " v ".join(names.get(bot_id, f"#{bot_id}") for bot_id in match.bots)
 
 
 def _progress_html(tournament: Tournament, *, compact: bool = False) -> SafeString:
     return SafeString(render_to_string(
         "admin/arena/progress.html",
         {"p": admin_tables.progress(tournament), "compact": compact,
-         "eta": admin_tables.duration(tournament.eta_seconds)},
+         # Only while there is something to estimate: none before the first game or once over.
+         "eta": None if tournament.eta_seconds is None
+         else admin_tables.duration(tournament.eta_seconds)},
     ))
 
 

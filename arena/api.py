@@ -33,7 +33,7 @@ from arena.serializers import (
 from arena.services import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from bots import selectors as bot_selectors
 from core.api_errors import ApiError, error_responses
-from core.strict import StrictPageNumberPagination, query_bool
+from core.strict import StrictPageNumberPagination, no_body, query_bool
 
 TOURNAMENTS = ["tournaments"]
 RATINGS = ["ratings"]
@@ -57,7 +57,9 @@ _NO_SUCH_BOT = ValidationError({"bot": ["No such bot."]})
 _STARTED = TournamentError("The tournament has started: it takes no more entrants.")
 _FIXED = TournamentError("The tournament has started: its entrants are fixed.")
 _TOO_FEW = TournamentError("a table of 2 needs at least 2 entrants")
-_ALREADY = TournamentError("The tournament has already started.")
+_ALREADY = TournamentError("The tournament has started.")
+_UNFIT = BotNotEligible("No longer verified and enabled: greedy-2. Their owners may verify or "
+                        "enable them again, or the tournament's owner may withdraw them.")
 _OVER = TournamentError("The tournament is already over.")
 
 
@@ -176,12 +178,15 @@ class TournamentEntrantsApi(APIView):
         "`bot_not_eligible` (a state to fix, not a malformed request: verify it with `POST "
         "/api/bots/{id}/verify/`, or enable it, then enter again). Someone else's bot is a "
         "403 `not_bot_owner`; a bot id that does not exist a 400 naming `bot`; an unknown "
-        "tournament a 404. Entering a bot that is in already changes nothing (201 again).",
+        "tournament a 404. Entering a bot that is in already changes nothing: a 200 with the "
+        "tournament, where a new entrant is a 201.",
         parameters=[TOURNAMENT_ID],
         request=EntrantInput,
         responses={
             201: OpenApiResponse(TournamentOut, "The tournament with its entrants.",
                                  examples=[_example("Entered", examples.WITH_ENTRANTS)]),
+            200: OpenApiResponse(TournamentOut, "The bot was in already: nothing changed.",
+                                 examples=[_example("In already", examples.WITH_ENTRANTS)]),
             **error_responses(400, 401, 403, 404, 409, raises=[
                 _NO_SUCH_BOT, NotBotOwner(), BotNotEligible(), _STARTED]),
         },
@@ -191,9 +196,10 @@ class TournamentEntrantsApi(APIView):
         body = EntrantInput(data=request.data)
         body.is_valid(raise_exception=True)
         presenters.tournament_get(tournament_id=id)  # 404 first: no such tournament
-        services.entrant_enter(tournament_id=id, bot_id=body.validated_data["bot"],
-                               user=request.user)
-        return Response(_tournament_out(id), status=status.HTTP_201_CREATED)
+        _, new = services.entrant_enter(tournament_id=id, bot_id=body.validated_data["bot"],
+                                        user=request.user)
+        return Response(_tournament_out(id),
+                        status=status.HTTP_201_CREATED if new else status.HTTP_200_OK)
 
 
 class TournamentEntrantApi(APIView):
@@ -227,17 +233,19 @@ class TournamentStartApi(APIView):
         "task per match; the games run on the workers (on the embedded default, in the "
         "server's process, in the background), never inside this request. Needs at least "
         "`table_size` entrants (409 `tournament_conflict`, as for a tournament already "
-        "started).",
+        "started), and every entrant still verified and enabled (409 `bot_not_eligible` "
+        "naming the others: verify or enable them again, or withdraw them).",
         parameters=[TOURNAMENT_ID],
         request=None,
         responses={
             200: OpenApiResponse(TournamentOut, "The tournament, running.",
                                  examples=[_example("Started", examples.RUNNING)]),
-            **error_responses(401, 403, 404, 409, raises=[
-                NotTournamentOwner(), _ALREADY, _TOO_FEW]),
+            **error_responses(400, 401, 403, 404, 409, raises=[
+                NotTournamentOwner(), _ALREADY, _TOO_FEW, _UNFIT]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
+        no_body(request)
         presenters.tournament_get(tournament_id=id)
         services.tournament_start(tournament_id=id, user=request.user)
         return Response(_tournament_out(id))
@@ -256,11 +264,12 @@ class TournamentCancelApi(APIView):
         responses={
             200: OpenApiResponse(TournamentOut, "The tournament, cancelled.",
                                  examples=[_example("Cancelled", examples.CANCELLED)]),
-            **error_responses(401, 403, 404, 409,
+            **error_responses(400, 401, 403, 404, 409,
                               raises=[NotTournamentOwner(), _OVER]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
+        no_body(request)
         presenters.tournament_get(tournament_id=id)
         services.tournament_cancel(tournament_id=id, user=request.user)
         return Response(_tournament_out(id))

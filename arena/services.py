@@ -132,8 +132,10 @@ def tournament_create(
 
 
 @transaction.atomic
-def entrant_enter(*, tournament_id: int, bot_id: int, user: AbstractBaseUser) -> Entrant:
-    """Enter ``user``'s own verified, enabled bot while the tournament takes entrants."""
+def entrant_enter(*, tournament_id: int, bot_id: int, user: AbstractBaseUser
+                  ) -> tuple[Entrant, bool]:
+    """Enter ``user``'s own verified, enabled bot while the tournament takes entrants. The
+    entrant, and whether it is new (entering a bot again changes nothing)."""
     tournament = _locked(tournament_id)
     bot = Bot.objects.filter(pk=bot_id).first()
     if bot is None:
@@ -143,9 +145,9 @@ def entrant_enter(*, tournament_id: int, bot_id: int, user: AbstractBaseUser) ->
     if not (bot.verified and bot.enabled):
         raise BotNotEligible()
     if tournament.status != TournamentStatus.DRAFT:
-        raise TournamentError("The tournament has started: it takes no more entrants.")
-    entrant, _ = Entrant.objects.get_or_create(tournament=tournament, bot=bot)
-    return entrant
+        raise TournamentError(f"The tournament {_past_its_draft(tournament)}: it takes no more "
+                              "entrants.")
+    return Entrant.objects.get_or_create(tournament=tournament, bot=bot)
 
 
 @transaction.atomic
@@ -159,8 +161,14 @@ def entrant_withdraw(*, tournament_id: int, bot_id: int, user: AbstractBaseUser)
     if entrant.bot.owner_id != user.pk and tournament.owner_id != user.pk and not user.is_staff:
         raise NotBotOwner()
     if tournament.status != TournamentStatus.DRAFT:
-        raise TournamentError("The tournament has started: its entrants are fixed.")
+        raise TournamentError(f"The tournament {_past_its_draft(tournament)}: its entrants are "
+                              "fixed.")
     entrant.delete()
+
+
+def _past_its_draft(tournament: Tournament) -> str:
+    return {TournamentStatus.RUNNING: "has started", TournamentStatus.FINISHED: "is finished",
+            TournamentStatus.CANCELLED: "was cancelled"}.get(tournament.status, "has started")
 
 
 # --- start, cancel ---------------------------------------------------------------------------
@@ -174,7 +182,8 @@ def tournament_start(
     tournament = _locked(tournament_id)
     _may_run(tournament, user)
     if tournament.status != TournamentStatus.DRAFT:
-        raise TournamentError("The tournament has already started.")
+        raise TournamentError(f"The tournament {_past_its_draft(tournament)}.")
+    _entrants_still_eligible(tournament)
     bots = list(tournament.entrants.order_by("bot_id").values_list("bot_id", flat=True))
     try:
         planned = schedule.round_robin(
@@ -207,6 +216,18 @@ def tournament_start(
         tid = tournament.pk
         transaction.on_commit(lambda: _dispatch(tid))
     return tournament
+
+
+def _entrants_still_eligible(tournament: Tournament) -> None:
+    """Entrants were verified and enabled when entered; a bot disabled, or whose URL changed
+    (which clears its verification), since then does not start in the tournament. (One
+    disabled once the tournament runs forfeits its games instead: the tournament goes on.)"""
+    unfit = list(tournament.entrants.filter(Q(bot__verified=False) | Q(bot__enabled=False))
+                 .order_by("bot_id").values_list("bot__name", flat=True))
+    if unfit:
+        raise BotNotEligible(
+            f"No longer verified and enabled: {', '.join(unfit)}. Their owners may verify or "
+            "enable them again, or the tournament's owner may withdraw them.")
 
 
 def _dispatch(tournament_id: int) -> None:

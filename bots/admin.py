@@ -8,25 +8,15 @@ from typing import Any
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.html import format_html_join
 
 from bots import selectors, services, verify
 from bots.models import Bot, BotCall, BotCounter
 from games.admin import ReadOnly
 
-
-class BotCallInline(ReadOnly, admin.TabularInline):
-    """The bot's recent calls (the log keeps the newest BOTS_CALL_LOG_KEEP)."""
-
-    model = BotCall
-    extra = 0
-    max_num = 0
-    fields = ("created_at", "kind", "game", "version", "seat", "status", "latency_ms", "error",
-              "outcome", "detail")
-    readonly_fields = fields
-    ordering = ("-id",)
-    show_change_link = False
-
+RECENT_CALLS = 50  # on the bot's page; the whole kept log is the call list, filtered
 
 
 @admin.register(Bot)
@@ -35,11 +25,12 @@ class BotAdmin(admin.ModelAdmin):
     list_filter = ("enabled", "verified")
     search_fields = ("name", "owner__username", "url")
     fields = ("name", "owner", "url", "description", "enabled", "verified", "verified_at",
-              "verification", "previous_secret_until", "aggregates", "created_at", "updated_at")
-    readonly_fields = ("owner", "verified", "verified_at", "verification",
-                       "previous_secret_until", "aggregates", "created_at", "updated_at")
+              "verification_shown", "previous_secret_until", "aggregates", "recent_calls",
+              "created_at", "updated_at")
+    readonly_fields = ("owner", "verified", "verified_at", "verification_shown",
+                       "previous_secret_until", "aggregates", "recent_calls", "created_at",
+                       "updated_at")
     actions = ["verify_bots", "rotate_secrets"]
-    inlines = [BotCallInline]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # bots are registered by their owners (the API): they need a secret
@@ -53,13 +44,34 @@ class BotAdmin(admin.ModelAdmin):
         rows += sorted((name, str(count)) for name, count in counters.items())
         return format_html_join("", "<div><b>{}</b>: {}</div>", rows)
 
+    @admin.display(description="Verification")
+    def verification_shown(self, bot: Bot) -> Any:
+        found = bot.verification or {}
+        if not found:
+            return "Never verified."
+        reasons = found.get("reasons") or []
+        lines = [("Result", str(found.get("result", "?"))),
+                 *(("Turns", str(found["turns"])) for _ in [0] if "turns" in found),
+                 *(("Reason", reason) for reason in reasons)]
+        return format_html_join("", "<div><b>{}</b>: {}</div>", lines)
+
+    @admin.display(description="Recent calls")
+    def recent_calls(self, bot: Bot) -> Any:
+        calls = list(BotCall.objects.filter(bot=bot).order_by("-id")[:RECENT_CALLS])
+        every = reverse("admin:bots_botcall_changelist") + f"?bot__id__exact={bot.pk}"
+        return render_to_string("admin/bots/recent_calls.html",
+                                {"calls": calls, "every": every, "shown": RECENT_CALLS})
+
     def save_model(self, request: HttpRequest, obj: Bot, form: Any, change: bool) -> None:
         # Through the service: a new URL is checked and clears the verification.
         data = {name: form.cleaned_data[name] for name in form.changed_data
                 if name in ("name", "url", "description", "enabled")}
         services.bot_update(bot=obj, data=data)
 
-    @admin.action(description="Verify the selected bots (handshake and a validation game)")
+    # Both change the bot (its verification; its secret, which its owner's server must then
+    # learn), so they take the permission to change bots, not just staff status.
+    @admin.action(description="Verify the selected bots (handshake and a validation game)",
+                  permissions=["change"])
     def verify_bots(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
         for bot in queryset:
             result = verify.verify(bot_id=bot.pk)
@@ -67,7 +79,8 @@ class BotAdmin(admin.ModelAdmin):
             reasons = "; ".join(result["reasons"]) or "passed"
             self.message_user(request, f"{bot.name}: {reasons}", level)
 
-    @admin.action(description="Rotate the selected bots' signing secrets")
+    @admin.action(description="Rotate the selected bots' signing secrets",
+                  permissions=["change"])
     def rotate_secrets(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
         for bot in queryset:
             services.bot_rotate_secret(bot=bot)
@@ -80,11 +93,20 @@ class BotAdmin(admin.ModelAdmin):
 
 @admin.register(BotCall)
 class BotCallAdmin(ReadOnly, admin.ModelAdmin):
-    list_display = ("created_at", "bot", "kind", "game", "version", "status", "latency_ms",
+    list_display = ("created_at", "bot", "kind", "game", "version", "status", "latency",
                     "error", "outcome")
     list_filter = ("kind", "error", "outcome")
     search_fields = ("bot__name",)
     list_select_related = ("bot",)
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None
+                       ) -> bool:
+        # One bot's calls: the bot page links here with ``?bot__id__exact=<id>``.
+        return lookup == "bot__id__exact" or super().lookup_allowed(lookup, value, request)
+
+    @admin.display(description="Latency (ms)", ordering="latency_ms")
+    def latency(self, call: BotCall) -> str:
+        return f"{call.latency_ms:.1f}"
 
 
 @admin.register(BotCounter)

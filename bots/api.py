@@ -30,7 +30,7 @@ from bots.serializers import (
     stats_data,
 )
 from core.api_errors import error_responses
-from core.strict import StrictPageNumberPagination, query_bool
+from core.strict import StrictPageNumberPagination, no_body, query_bool
 
 BOTS = ["bots"]
 BOT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Bot id.")
@@ -173,7 +173,7 @@ class BotRotateSecretApi(APIView):
         operation_id="bots_rotate_secret",
         tags=BOTS,
         summary="Rotate the signing secret",
-        description="Owner only. A new secret, shown this once. Until `previous_valid_until` "
+        description="Owner only. A new secret, shown this once. Until `previous_secret_until` "
         "every call carries two signatures (new and old secret) in `webhook-signature`, so "
         "the bot can switch over without missing a call.",
         parameters=[BOT_ID],
@@ -181,14 +181,17 @@ class BotRotateSecretApi(APIView):
         responses={
             200: OpenApiResponse(SecretOut, "The new secret.",
                                  examples=[_example("Rotated", examples.SECRET)]),
-            **error_responses(401, 403, 404, raises=[NotBotOwner()]),
+            **error_responses(400, 401, 403, 404, raises=[NotBotOwner()]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
+        no_body(request)
         bot = selectors.bot_owned(bot_id=id, user=request.user)
         secret = services.bot_rotate_secret(bot=bot)
         bot.refresh_from_db(fields=["previous_secret_until"])
-        return Response({"secret": secret, "previous_valid_until": bot.previous_secret_until})
+        until = bot.previous_secret_until
+        return Response({"secret": secret, "previous_secret_until": until,
+                         "previous_valid_until": until})
 
 
 class BotVerifyApi(APIView):
@@ -207,10 +210,11 @@ class BotVerifyApi(APIView):
             200: OpenApiResponse(VerificationOut, "The verdict (also when it failed).",
                                  examples=[_example("Passed", examples.VERIFIED),
                                            _example("Failed", examples.VERIFY_FAILED)]),
-            **error_responses(401, 403, 404, raises=[NotBotOwner()]),
+            **error_responses(400, 401, 403, 404, raises=[NotBotOwner()]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
+        no_body(request)
         bot = selectors.bot_owned(bot_id=id, user=request.user)
         return Response(verify.verify(bot_id=bot.pk))
 

@@ -23,6 +23,7 @@ CREATED: dict[str, Any] = {
     "secret": "whsec_MfKQ9r8GKYqrTZjUPmd6Y/hNOTAREALSECRET0=",
 }
 SECRET = {"secret": "whsec_c2VjcmV0LWZvci10aGUtZXhhbXBsZS1vbmx5AA==",
+          "previous_secret_until": "2026-01-06T10:00:00Z",
           "previous_valid_until": "2026-01-06T10:00:00Z"}
 STATS = {
     "bot": 3, "calls": 1840, "failed": 7,

@@ -46,7 +46,8 @@ class BotTurn(_Common):
     legal_moves = serializers.ListField(child=serializers.DictField(),
                                         help_text="The moves the bot may answer with.")
     budget_ms = serializers.IntegerField(help_text="Time for the whole call, in ms.")
-    latency = LatencyIn(help_text="The bot's own recent latency (null before any call).")
+    latency = LatencyIn(help_text="The bot's own recent latency (both figures null before "
+                        "any call).")
 
 
 class BotTurnAnswer(serializers.Serializer):

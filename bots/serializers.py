@@ -63,8 +63,13 @@ class BotCreatedOut(BotOut):
 
 class SecretOut(serializers.Serializer):
     secret = serializers.CharField(help_text="The new signing secret: shown this once only.")
+    previous_secret_until = serializers.DateTimeField(
+        help_text="Until then, calls carry a signature with the old secret too (the bot's "
+        "`previous_secret_until`)."
+    )
     previous_valid_until = serializers.DateTimeField(
-        help_text="Until then, calls carry a signature with the old secret too."
+        help_text="The same time, under its first name (deprecated: read "
+        "`previous_secret_until`)."
     )
 
 

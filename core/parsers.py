@@ -34,7 +34,8 @@ class StrictJSONParser(JSONParser):
         except UnicodeDecodeError as exc:
             raise ParseError(f"JSON parse error - the body is not {encoding}: {exc}") from None
         try:
-            data = json.loads(text, parse_constant=strict_constant if self.strict else None)
+            data = json.loads(text, parse_constant=strict_constant if self.strict else None,
+                              object_pairs_hook=_object_without_repeats)
         except RecursionError:  # some hundreds of levels, with the stack a request already has
             raise ParseError(_TOO_DEEP) from None
         except ValueError as exc:
@@ -50,6 +51,17 @@ class StrictJSONParser(JSONParser):
 
 
 _TOO_DEEP = f"JSON parse error - nested deeper than {MAX_DEPTH} levels."
+
+
+def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is a parse error (``{"seats": 2, "seats": 3}``: the
+    standard library would keep the last, a guess at what the client meant)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise ValueError(f"the key {repeated!r} is given twice")
+    return found
 
 
 def _too_deep(data: Any) -> bool:

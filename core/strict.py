@@ -29,6 +29,19 @@ class StrictInput(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+def no_body(request: Any) -> None:
+    """For an operation that takes no body (a start, a cancel, a verification): none, or
+    ``{}``, is fine. A malformed body is already a 400 (the parser's); fields are a 400 too,
+    naming them, as in every other body: a client that sends them expects them to mean
+    something, and nothing here would read them."""
+    data = request.data
+    if isinstance(data, Mapping) and not data:
+        return
+    if isinstance(data, Mapping):
+        raise ValidationError({str(name): ["Unknown field."] for name in sorted(data)})
+    raise ValidationError({"body": ["This operation takes no body (or an empty object)."]})
+
+
 class StrictInputSchema(OpenApiSerializerExtension):
     """In the schema too: ``additionalProperties: false``."""
 

@@ -192,9 +192,11 @@ def _target(kind: str, target: object, names: dict[int, str]) -> str:
 
 @admin.register(Seat)
 class SeatAdmin(ReadOnly, admin.ModelAdmin):
-    list_display = ("game", "index", "user", "strikes", "forfeited")
-    list_select_related = ("game", "user")
-    raw_id_fields = ("game", "user")
+    # Who sat there: a person (``user``) or a bot (the seat hook); one of the two is empty.
+    list_display = ("game", "index", "user", "bot", "strikes", "forfeited")
+    list_select_related = ("game", "user", "bot")
+    search_fields = ("user__username", "bot__name")
+    raw_id_fields = ("game", "user", "bot")
 
 
 @admin.register(MoveRecord)
@@ -214,7 +216,8 @@ class GameEventAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(IdempotencyRecord)
-class IdempotencyRecordAdmin(admin.ModelAdmin):
+class IdempotencyRecordAdmin(ReadOnly, admin.ModelAdmin):
+    # Read-only like the rest: a record is the answer a retried request gets, written once.
     list_display = ("user", "key", "status_code", "created_at")
     raw_id_fields = ("user",)
     readonly_fields = ("user", "key", "fingerprint", "status_code", "response_body", "created_at")

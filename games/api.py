@@ -23,7 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api_errors import RETRY_AFTER, error_responses
-from core.strict import StrictPageNumberPagination, query_bool
+from core.strict import StrictPageNumberPagination, no_body, query_bool
 from core.throttling import FailOpenScopedRateThrottle
 from games import examples, selectors, services, waits
 from games.errors import (
@@ -253,12 +253,13 @@ class GameStartApi(APIView):
                 "The running game: `awaiting` is the seat to play first.",
                 examples=[example("Dealt", examples.GAME_STARTED)],
             ),
-            **error_responses(401, 403, 404, 409, raises=[
+            **error_responses(400, 401, 403, 404, 409, raises=[
                 NotCreator(), GameNotOpen(), SeatsOpen(),
             ]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
+        no_body(request)
         services.game_start(game_id=id, user=request.user)
         return Response(_game_out(id, request))
 

@@ -81,8 +81,11 @@ class StaleVersion(GameError):
     default_code = "stale_version"
     default_detail = "The game moved on since that version; fetch the view and decide again."
 
-    def __init__(self, current: int) -> None:
-        super().__init__(extra={"version": current})
+    def __init__(self, current: int, sent: int | None = None) -> None:
+        # A version the game has not reached yet is a client's mistake, not a race: say so.
+        detail = (f"The game is at version {current}, not yet at {sent}; fetch the view and "
+                  "send its version." if sent is not None and sent > current else None)
+        super().__init__(detail, extra={"version": current})
 
 
 class IllegalMoveError(GameError):

@@ -191,8 +191,9 @@ class JoinInput(StrictInput):
     )
 
 
-class LeaveInput(serializers.Serializer):
-    # Not strict: leaving always ignored its body, and clients may still send one.
+class LeaveInput(StrictInput):
+    # Strict: a misspelt ``"bots": 6`` would otherwise take you off instead of the bot (and a
+    # creator who is the only player would abort the table).
     bot = StrictIntegerField(
         min_value=1, required=False, help_text="Take your bot off its seat instead."
     )

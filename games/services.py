@@ -473,7 +473,7 @@ def _move_play_locked(
     if game.status != GameStatus.RUNNING:
         raise GameNotRunning()
     if expected_version is not None and expected_version != game.version:
-        raise StaleVersion(game.version)
+        raise StaleVersion(game.version, expected_version)
     seats = rows.seats_of(game_id)
     seat_row = next((s for s in seats if s.index == seat), None)
     if seat_row is None or (player is not None and seat_row.user_id != player):

@@ -20,7 +20,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
 from rest_framework.request import Request
@@ -264,8 +264,8 @@ def _authenticate(request: HttpRequest) -> Any:
 
 
 def _error(exc: exceptions.APIException) -> HttpResponse:
-    body = error_body(exc)
-    response = error_json(exc.status_code, body["code"], body["detail"])
+    body = error_body(exc)  # the API's error body, ``fields`` and all
+    response = JsonResponse(body, status=exc.status_code)
     if isinstance(exc, exceptions.Throttled):
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     if exc.status_code == 401:

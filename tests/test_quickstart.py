@@ -38,9 +38,10 @@ def free_port() -> int:
 
 
 def quickstart() -> str:
+    """Every shell block of the section, in order (one shell runs them all)."""
     start = README.index(HEADING)
     section = README[start:README.find("\n## ", start + len(HEADING))]
-    return section.split("```sh", 1)[1].split("```", 1)[0]
+    return "\n".join(block.split("```", 1)[0] for block in section.split("```sh")[1:])
 
 
 def embedded_env(tmp_path: Path) -> dict[str, str]:
@@ -85,11 +86,11 @@ def test_the_readme_quickstart_works_as_written(tmp_path: Path) -> None:
                               text=True, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
 
-    server_port, bot_port = free_port(), free_port()
+    server_port, bot_port, reference_port = free_port(), free_port(), free_port()
     script = quickstart()
-    assert "127.0.0.1:8000" in script and "8080" in script
+    assert "127.0.0.1:8000" in script and "8080" in script and "8081" in script
     script = script.replace("127.0.0.1:8000", f"127.0.0.1:{server_port}")
-    script = script.replace("8080", str(bot_port))
+    script = script.replace("8080", str(bot_port)).replace("8081", str(reference_port))
     if not (ROOT / ".venv" / "bin" / "python").exists():  # the suite runs from another env
         script = script.replace(".venv/bin/python", sys.executable)
     output = tmp_path / "quickstart.log"
@@ -106,7 +107,8 @@ def test_the_readme_quickstart_works_as_written(tmp_path: Path) -> None:
                 os.killpg(shell.pid, signal.SIGTERM)
     text = output.read_text()
     assert shell.returncode == 0, text
-    assert '"verified":true' in text.replace(" ", ""), text
+    # The starter bot, then a reference bot served as one of your own.
+    assert text.replace(" ", "").count('"verified":true') == 2, text
     assert "bad or stale signature" in text  # the unsigned call was refused
     assert re.search(r"Tournament \d+ \(.*\) is finished", text), text
     table = text.split("is finished", 1)[1]

@@ -121,6 +121,7 @@ def test_a_finished_tournament_shows_bradley_terry_intervals_and_no_buttons(
     html = staff.get(f"/admin/arena/tournament/{world.finished.pk}/change/").content.decode()
     assert "1380 [1290, 1460]" in html
     assert 'id="tournament-cancel"' not in html and 'id="tournament-start"' not in html
+    assert "2 of 2 games, 1 of 1 matches done</span>" in html  # no time left to estimate
     listing = staff.get("/admin/arena/tournament/").content.decode()
     assert "Spring cup" in listing and "Live cup" in listing
 
@@ -141,7 +142,33 @@ def test_the_bot_page_has_an_svg_elo_chart_recent_games_and_the_call_log(
     for game in world.games:
         assert f'href="/admin/games/game/{game.pk}/change/"' in html
     assert "bot:greedy" in html  # the opponent
-    assert "Bot calls" in html or "bot call" in html.lower()  # the call log inline
+    # The call log: the newest calls with their latency rounded, and a link to all of them.
+    assert 'id="recent-calls"' in html
+    calls = re.findall(r'<tr><td>[^<]+</td><td>turn</td>.*?</tr>', html)
+    assert calls and all(re.search(r"<td>\d+\.\d</td>", row) for row in calls)
+    every = f'href="/admin/bots/botcall/?bot__id__exact={bot.pk}"'
+    assert every in html
+    listing = staff.get(f"/admin/bots/botcall/?bot__id__exact={bot.pk}")
+    assert listing.status_code == 200  # the filter is allowed (not a redirect to ?e=1)
+    assert {row.bot_id for row in listing.context["cl"].result_list} == {bot.pk}
+
+
+def test_the_bot_actions_take_the_permission_to_change_bots(
+    world: World, django_user_model: Any
+) -> None:
+    """A staff member without it sees the bots but cannot rotate their secrets or verify."""
+    viewer = django_user_model.objects.create_user("dana", password="dana-pw-1",
+                                                   is_staff=True)
+    client = Client()
+    client.force_login(viewer)
+    page = client.get("/admin/bots/bot/")
+    assert page.status_code == 200
+    assert "rotate_secrets" not in page.content.decode()
+    bot = world.bots["random"]
+    before = bot.secret
+    client.post("/admin/bots/bot/", {"action": "rotate_secrets", "_selected_action": [bot.pk]})
+    bot.refresh_from_db()
+    assert bot.secret == before and bot.previous_secret_until is None
 
 
 def test_staff_cancel_a_running_tournament_with_the_button(
@@ -225,7 +252,7 @@ def test_a_start_the_service_refuses_is_told_and_changes_nothing(
     lonely.refresh_from_db()
     assert lonely.status == TournamentStatus.DRAFT and lonely.matches.count() == 0
     again = staff.post(f"/admin/arena/tournament/{world.running.pk}/start/", follow=True)
-    assert "already started" in again.content.decode()
+    assert "The tournament has started." in again.content.decode()
 
 
 def test_a_cancel_without_the_csrf_token_is_refused(root: Any, world: World) -> None:

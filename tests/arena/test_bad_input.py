@@ -323,3 +323,71 @@ def test_an_unexpected_exception_is_a_json_500_under_api_and_html_elsewhere(
     page = client.get("/healthz/")
     assert page.status_code == 500
     assert page["Content-Type"].startswith("text/html")
+
+
+# --- keys given twice, bodies for operations that take none -----------------------------------
+@pytest.mark.parametrize("body", [
+    '{"seats": 2, "seats": 3}',
+    '{"seats": 2, "options": {"single_hand": true, "single_hand": false}}',
+])
+def test_a_key_given_twice_is_a_400_not_a_guess_at_which_one_was_meant(
+    alice_api: APIClient, body: str
+) -> None:
+    detail = _error(_raw(alice_api, "/api/games/", body), 400, "parse_error")["detail"]
+    assert "given twice" in detail
+    assert alice_api.get("/api/games/").json()["count"] == 0
+
+
+def _bodyless_operations(alice: Any, alice_api: APIClient, bob_api: APIClient) -> list[Any]:
+    """(client, url, what to read back, how it must still read) of every operation that takes
+    no body."""
+    from arena.models import Tournament
+    from tests.arena.test_tournament_api import verified_bot
+
+    table = create_game(alice_api, seats=2)
+    assert bob_api.post(f"/api/games/{table['id']}/join/").status_code == 200
+    bot = verified_bot(alice, "alices-bot")
+    draft = alice_api.post("/api/tournaments/", {"name": "cup", "options": {}},
+                           format="json").json()
+    running = Tournament.objects.create(name="live", owner=alice, options={}, seed=1,
+                                        status="running")
+    return [
+        (alice_api, f"/api/games/{table['id']}/start/", f"/api/games/{table['id']}/",
+         ("status", "open")),
+        (alice_api, f"/api/tournaments/{draft['id']}/start/",
+         f"/api/tournaments/{draft['id']}/", ("status", "draft")),
+        (alice_api, f"/api/tournaments/{running.pk}/cancel/",
+         f"/api/tournaments/{running.pk}/", ("status", "running")),
+        (alice_api, f"/api/bots/{bot.pk}/verify/", f"/api/bots/{bot.pk}/", ("verified", True)),
+        (alice_api, f"/api/bots/{bot.pk}/rotate-secret/", f"/api/bots/{bot.pk}/",
+         ("previous_secret_until", None)),
+    ]
+
+
+@pytest.mark.parametrize(("body", "code"), [("{", "parse_error"), ('{"x": 1}', "invalid"),
+                                            ("[]", "invalid"), ("null", "invalid")])
+def test_an_operation_that_takes_no_body_refuses_one_and_changes_nothing(
+    alice: Any, alice_api: APIClient, bob_api: APIClient, body: str, code: str
+) -> None:
+    for client, url, read, (field, before) in _bodyless_operations(alice, alice_api, bob_api):
+        _error(_raw(client, url, body), 400, code)
+        assert client.get(read).json()[field] == before, url
+
+
+def test_an_operation_that_takes_no_body_takes_an_empty_object(
+    alice: Any, alice_api: APIClient, bob_api: APIClient
+) -> None:
+    table = create_game(alice_api, seats=2)
+    assert bob_api.post(f"/api/games/{table['id']}/join/").status_code == 200
+    assert _raw(alice_api, f"/api/games/{table['id']}/start/", "{}").status_code == 200
+
+
+def test_leaving_with_a_misspelt_field_is_a_400_and_keeps_the_seat(
+    alice_api: APIClient, bob_api: APIClient
+) -> None:
+    table = create_game(alice_api, seats=2)
+    assert bob_api.post(f"/api/games/{table['id']}/join/").status_code == 200
+    body = _error(_raw(bob_api, f"/api/games/{table['id']}/leave/", '{"bots": 6}'), 400)
+    assert body["fields"] == {"bots": ["Unknown field."]}
+    assert [s["player"] for s in alice_api.get(f"/api/games/{table['id']}/").json()["seats"]
+            ].count("bob") == 1

@@ -136,7 +136,7 @@ def test_owners_enter_and_withdraw_their_own_verified_bots(
     assert [e["name"] for e in entered.json()["entrants"]] == ["bobs-bot"]
     assert enter(alice_api, tournament, alice_bot).status_code == 201
     again = enter(bob_api, tournament, bob_bot)  # in already: nothing changes
-    assert again.status_code == 201 and len(again.json()["entrants"]) == 2
+    assert again.status_code == 200 and len(again.json()["entrants"]) == 2
 
     url = f"/api/tournaments/{tournament['id']}/entrants/{bob_bot.pk}/"
     assert bob_api.delete(url).status_code == 204
@@ -188,6 +188,49 @@ def test_a_disabled_bot_is_a_409(alice: Any, alice_api: APIClient) -> None:
     Bot.objects.filter(pk=bot.pk).update(enabled=False)
     response = enter(alice_api, create(alice_api), bot)
     assert response.status_code == 409 and response.json()["code"] == "bot_not_eligible"
+
+
+def test_entering_a_bot_again_changes_nothing_and_says_so_with_a_200(
+    alice_api: APIClient, alice_bot: Bot
+) -> None:
+    tournament = create(alice_api)
+    assert enter(alice_api, tournament, alice_bot).status_code == 201
+    again = enter(alice_api, tournament, alice_bot)
+    assert again.status_code == 200
+    assert [e["bot"] for e in again.json()["entrants"]] == [alice_bot.pk]
+
+
+def test_a_start_refuses_entrants_no_longer_verified_or_enabled_naming_them(
+    alice_api: APIClient, bob_api: APIClient, alice_bot: Bot, bob_bot: Bot, bob: Any
+) -> None:
+    """Eligible when entered; one disabled since, or whose URL changed (which clears its
+    verification), would forfeit or play unverified: the start says which, and waits."""
+    from bots import services as bot_services
+
+    tournament = create(alice_api)
+    assert enter(alice_api, tournament, alice_bot).status_code == 201
+    assert enter(bob_api, tournament, bob_bot).status_code == 201
+    bot_services.bot_update(bot=bob_bot, data={"url": "http://127.0.0.1:10/"})
+    start = f"/api/tournaments/{tournament['id']}/start/"
+    refused = alice_api.post(start)
+    assert refused.status_code == 409 and refused.json()["code"] == "bot_not_eligible"
+    assert "bobs-bot" in refused.json()["detail"]
+    assert alice_api.get(f"/api/tournaments/{tournament['id']}/").json()["status"] == "draft"
+    # The tournament's owner takes it out, and the start goes ahead... with too few entrants.
+    assert alice_api.delete(f"/api/tournaments/{tournament['id']}/entrants/{bob_bot.pk}/"
+                            ).status_code == 204
+    assert alice_api.post(start).json()["code"] == "tournament_conflict"
+
+
+def test_a_cancelled_draft_says_it_was_cancelled(
+    alice_api: APIClient, alice_bot: Bot
+) -> None:
+    tournament = create(alice_api)
+    assert alice_api.post(f"/api/tournaments/{tournament['id']}/cancel/").status_code == 200
+    for response in (alice_api.post(f"/api/tournaments/{tournament['id']}/start/"),
+                     enter(alice_api, tournament, alice_bot)):
+        assert response.status_code == 409
+        assert "was cancelled" in response.json()["detail"], response.json()
 
 
 def test_only_the_owner_or_staff_start_and_cancel(

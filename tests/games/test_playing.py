@@ -100,6 +100,19 @@ def test_it_rejects_a_stale_version_with_the_current_one(
     }
 
 
+def test_it_rejects_a_version_the_game_has_not_reached_saying_so(
+    running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
+) -> None:
+    gid = running_game["id"]
+    _, mover, body = _awaited([alice_api, bob_api], gid)
+    response = _post(mover, gid, body["version"] + 5, body["view"]["legal_moves"][0])
+    assert response.status_code == 409
+    assert response.json()["code"] == "stale_version"
+    assert response.json()["version"] == body["version"]
+    assert "not yet at" in response.json()["detail"]
+    assert mover.get(f"/api/games/{gid}/").json()["version"] == body["version"]
+
+
 def test_it_rejects_a_move_out_of_turn(
     running_game: dict[str, Any], alice_api: APIClient, bob_api: APIClient
 ) -> None:
