@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from contextlib import ExitStack, suppress
@@ -50,6 +51,12 @@ from games.errors import GameNotRunning
 from games.models import Game, Seat
 
 log = logging.getLogger(__name__)
+
+
+# An ended game is recorded for the tournament (its progress, standings and Elo) together with
+# the others that end meanwhile, but no later than this: with quick bots a whole batch ends in
+# milliseconds, and with slow ones the progress still moves as games finish.
+PROGRESS_WITHIN_SECONDS = 1.0
 
 
 def concurrency() -> int:
@@ -98,33 +105,41 @@ class MatchRun:
         """Keep ``concurrency()`` games in flight: whenever games end, begin as many new ones
         together (one transaction). The games that ended are recorded for the tournament
         together too (``TournamentGame`` rows, Elo, progress: one transaction) once there are
-        as many as games in flight, and when the match's last game ends: a game is already
-        written whole when it ends, and one left unrecorded by a worker that died is
-        recorded as it is by the next (``services.live_settle``)."""
+        as many as games in flight, when the first of them ended PROGRESS_WITHIN_SECONDS ago,
+        and when the match's last game ends: a game is already written whole when it ends,
+        and one left unrecorded by a worker that died is recorded as it is by the next
+        (``services.live_settle``)."""
         width = min(concurrency(), max(1, len(todo)))
         waiting = deque(todo)
         numbers: dict[int, int] = {}  # game id -> its number in the tournament
         ended: list[tuple[int, int]] = []  # (number, game id), not recorded yet
+        record_by = 0.0  # monotonic: when ``ended`` is due, once it holds a game
         failures: list[BaseException] = []
         with driver.Driver(transport=self.transport, budget_ms=self.tournament.turn_timeout_ms,
                            answer=self.answer) as playing:
             while True:
                 # Record before beginning more: a cancel (or a lost claim) that the record
                 # reveals then stops the next begin, so at most the games in flight finish.
-                if ended and (len(ended) >= width or not numbers):
+                if ended and (len(ended) >= width or not numbers
+                              or time.monotonic() >= record_by):
                     self._record(ended)
                     ended = []
                 while waiting and not self._stop.is_set() and len(numbers) < width:
                     fresh = [waiting.popleft()
                              for _ in range(min(width - len(numbers), len(waiting)))]
+                    if not ended:
+                        record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
                     ended.extend(self._begin_and_hand(fresh, playing, numbers))
                 if not numbers:
                     break
-                for outcome in _ended(playing):
+                wait = None if not ended else max(0.0, record_by - time.monotonic())
+                for outcome in _ended(playing, wait):
                     number = numbers.pop(outcome.game_id)
                     if outcome.error is not None:  # the driver's own failure: the sweep
                         failures.append(outcome.error)  # takes the match over
                         continue
+                    if not ended:
+                        record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
                     if not outcome.finished:  # someone changed it meanwhile (staff)
                         with suppress(GameNotRunning):
                             game_services.game_abort(game_id=outcome.game_id)
@@ -206,11 +221,12 @@ class MatchRun:
         return out
 
 
-def _ended(playing: driver.Driver) -> list[driver.Outcome]:
+def _ended(playing: driver.Driver, wait: float | None) -> list[driver.Outcome]:
     """The games that ended since last asked: waits for one (recording what the driver asks
-    meanwhile), then takes every other one already over without waiting."""
+    meanwhile; at most ``wait`` seconds without news, None: until one ends), then takes every
+    other one already over without waiting."""
     out: list[driver.Outcome] = []
-    for outcome in playing.results():
+    for outcome in playing.results(timeout=wait):
         out.append(outcome)
         break
     out.extend(playing.results(timeout=0))

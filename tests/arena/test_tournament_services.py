@@ -85,6 +85,30 @@ def test_a_played_match_is_not_played_again(alice: Any) -> None:
     assert_recorded_once(Tournament.objects.get(pk=tournament.pk))
 
 
+def test_the_progress_moves_as_games_end_not_only_when_a_batch_is_full(
+    alice: Any, settings: Any, monkeypatch: Any
+) -> None:
+    """Ended games are recorded for the tournament together, but no later than
+    PROGRESS_WITHIN_SECONDS after the first of them ended (at 0: as they end), so with slow bots
+    the progress moves game by game, not once per match."""
+    from arena import runner
+
+    settings.TOURNAMENT_MATCH_CONCURRENCY = 4
+    monkeypatch.setattr(runner, "PROGRESS_WITHIN_SECONDS", 0.0)
+    with http_bots(alice, ["random", "greedy"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=4)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        seen: list[int] = []
+
+        def progress() -> None:
+            seen.append(Tournament.objects.get(pk=tournament.pk).games_done)
+
+        assert services.match_play(match_id=match.pk, on_progress=progress) is True
+    assert len(seen) >= 2 and seen == sorted(seen) and seen[-1] == 4, seen
+    assert_recorded_once(Tournament.objects.get(pk=tournament.pk))
+
+
 def test_a_disabled_bot_forfeits_its_games(alice: Any) -> None:
     with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
         tournament = tournament_of(alice, bots)
