@@ -33,7 +33,7 @@ from arena.serializers import (
 from arena.services import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from bots import selectors as bot_selectors
 from core.api_errors import ApiError, error_responses
-from core.strict import StrictPageNumberPagination, no_body, query_bool
+from core.strict import StrictPageNumberPagination, no_body, page_parameters, query_bool
 
 TOURNAMENTS = ["tournaments"]
 RATINGS = ["ratings"]
@@ -107,6 +107,7 @@ class TournamentListCreateApi(GenericAPIView):
             OpenApiParameter("status", OpenApiTypes.STR, required=False,
                              enum=["draft", "running", "finished", "cancelled"]),
             _bool_param("mine", "Only tournaments you own or have a bot in."),
+            *page_parameters(TournamentPagination),
         ],
         responses={
             200: OpenApiResponse(TournamentOut(many=True), "A page of tournaments.",
@@ -321,6 +322,7 @@ class LeaderboardApi(GenericAPIView):
             _bool_param("active", "Only enabled (true) or disabled (false) bots."),
             OpenApiParameter("search", OpenApiTypes.STR, required=False,
                              description="Part of the bot's name."),
+            *page_parameters(LeaderboardPagination),
         ],
         responses={
             200: OpenApiResponse(LeaderboardRowOut(many=True), "A page of the ladder.",

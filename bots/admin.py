@@ -48,7 +48,7 @@ class BotAdmin(admin.ModelAdmin):
     def verification_shown(self, bot: Bot) -> Any:
         found = bot.verification or {}
         if not found:
-            return "Never verified."
+            return "No verification recorded."
         reasons = found.get("reasons") or []
         lines = [("Result", str(found.get("result", "?"))),
                  *(("Turns", str(found["turns"])) for _ in [0] if "turns" in found),

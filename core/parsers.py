@@ -7,6 +7,7 @@ And only ``application/json``: a wildcard (``*/*``) is an ``Accept`` value, neve
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from rest_framework.exceptions import ParseError
@@ -39,6 +40,9 @@ class StrictJSONParser(JSONParser):
         except RecursionError:  # some hundreds of levels, with the stack a request already has
             raise ParseError(_TOO_DEEP) from None
         except ValueError as exc:
+            if "int_max_str_digits" in str(exc):  # not Python's advice to the client
+                raise ParseError("JSON parse error - a number with more than "
+                                 f"{sys.get_int_max_str_digits()} digits.") from None
             raise ParseError(f"JSON parse error - {exc}") from None
         # Brackets inside strings count too: a cheap bound, exact only when it matters.
         if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(data):

@@ -9,9 +9,12 @@ process runs).
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -66,3 +69,56 @@ def merge_identical_request_components(result: dict[str, Any], **kwargs: Any) ->
         return node
 
     return rewrite(result)  # type: ignore[no-any-return]
+
+
+# --- query parameters: the schema's, and no others ----------------------------------------------
+_ROUTE_PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
+
+
+def query_parameters() -> dict[tuple[str, str], frozenset[str]]:
+    """(path as the schema writes it, method) -> the query parameters the schema names for that
+    operation. Generated once per process, under the schema's lock, on first need."""
+    with _lock:
+        if "query" not in _generated:
+            schema = SchemaGenerator().get_schema(request=None, public=True)
+            _generated["query"] = {
+                (path, method): frozenset(p["name"] for p in operation.get("parameters", [])
+                                          if p.get("in") == "query")
+                for path, operations in schema["paths"].items()
+                for method, operation in operations.items()
+            }
+        known: dict[tuple[str, str], frozenset[str]] = _generated["query"]
+        return known
+
+
+class KnownQueryParameters:
+    """Middleware: a query parameter the operation's schema does not name (``?wiat=25``,
+    ``?foo=1``) is a 400 naming it, on every operation of the API, not silently ignored. Some
+    views checked their own (``core.strict.QuerySerializer``); the schema is the one list.
+    Requests without a query string cost nothing here; paths outside the schema (the schema
+    and docs pages, the admin) are left alone."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)  # type: ignore[no-any-return]
+
+    def process_view(self, request: HttpRequest, view: Any, args: Any, kwargs: Any
+                     ) -> HttpResponse | None:
+        if not request.GET or not request.path.startswith("/api/"):
+            return None
+        match = request.resolver_match
+        if match is None:
+            return None
+        path = "/" + _ROUTE_PARAMETER.sub(r"{\1}", match.route)
+        method = "get" if request.method == "HEAD" else (request.method or "").lower()
+        known = query_parameters().get((path, method))
+        if known is None:
+            return None
+        unknown = sorted(set(request.GET) - known)
+        if not unknown:
+            return None
+        fields = {name: ["Unknown query parameter."] for name in unknown}
+        return JsonResponse({"code": "invalid", "detail": f"{unknown[0]}: Unknown query "
+                             "parameter.", "fields": fields}, status=400)

@@ -170,6 +170,19 @@ class StrictPageNumberPagination(PageNumberPagination):
         return parameters
 
 
+def page_parameters(pagination: type[PageNumberPagination]) -> list[Any]:
+    """``page`` and ``page_size`` as the schema's query parameters of a view that paginates by
+    hand (an ``APIView`` answering pages: drf-spectacular declares them only for list views),
+    with the limits the paginator states."""
+    from drf_spectacular.utils import OpenApiParameter
+
+    return [
+        OpenApiParameter(found["name"], found["schema"], required=False,
+                         description=found.get("description", ""))
+        for found in pagination().get_schema_operation_parameters(None)
+    ]
+
+
 class QuerySerializer(serializers.Serializer):
     """For query parameters: one given empty (``?since=``) is invalid, not taken as omitted
     (DRF's rule for HTML form input, where a blank field means "not filled in"), and one the
@@ -188,6 +201,10 @@ class QueryIntegerField(serializers.IntegerField):
     """An integer query parameter written as one (DRF would also take ``1.0`` as 1)."""
 
     def to_internal_value(self, data: Any) -> int:
+        # An integer, only too long to be one of ours: say what the limit is.
+        if (isinstance(data, str) and re.fullmatch(r"[0-9]{20,}", data)
+                and self.max_value is not None):
+            self.fail("max_value", max_value=self.max_value)
         if not isinstance(data, str) or not re.fullmatch(r"-?[0-9]{1,19}", data):
             self.fail("invalid")
         return super().to_internal_value(data)

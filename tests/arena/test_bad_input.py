@@ -391,3 +391,18 @@ def test_leaving_with_a_misspelt_field_is_a_400_and_keeps_the_seat(
     assert body["fields"] == {"bots": ["Unknown field."]}
     assert [s["player"] for s in alice_api.get(f"/api/games/{table['id']}/").json()["seats"]
             ].count("bob") == 1
+
+
+def test_an_integer_too_long_for_a_query_says_the_limit(alice_api: APIClient) -> None:
+    game = create_game(alice_api, seats=2)
+    body = _error(alice_api.get(f"/api/games/{game['id']}/events/",
+                                {"since": "9" * 23}), 400, "invalid")
+    assert "less than or equal to 9223372036854775807" in body["fields"]["since"][0]
+
+
+def test_a_number_of_thousands_of_digits_is_a_parse_error_without_pythons_advice(
+    alice_api: APIClient,
+) -> None:
+    detail = _error(_raw(alice_api, "/api/games/", '{"seats": ' + "7" * 5000 + "}"), 400,
+                    "parse_error")["detail"]
+    assert "digits" in detail and "sys." not in detail
