@@ -16,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from arena import examples, presenters, services
+from arena.errors import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from arena.models import Entrant
 from arena.serializers import (
     EntrantInput,
@@ -30,7 +31,6 @@ from arena.serializers import (
     progress_data,
     tournament_data,
 )
-from arena.services import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from bots import selectors as bot_selectors
 from core.api_errors import ApiError, error_responses
 from core.strict import StrictPageNumberPagination, no_body, page_parameters, query_bool

@@ -37,11 +37,11 @@ class TournamentCreateInput(StrictInput):
     rated = StrictBooleanField(default=True, help_text="Whether its games move the bots' Elo.")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        from games import services as game_services
+        from arena import services
 
         # The engine checks the options, so a bad one is a 400 naming the field.
-        options = dict(attrs.get("options") or {})
-        game_services.parse_options(options, seats=attrs["table_size"])
+        services.tournament_options(options=dict(attrs.get("options") or {}),
+                                    table_size=attrs["table_size"])
         return attrs
 
 

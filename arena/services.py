@@ -32,6 +32,7 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from arena import schedule
+from arena.errors import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from arena.models import (
     Entrant,
     Match,
@@ -48,36 +49,12 @@ from core.api_errors import ApiError
 from games import batch
 from games import services as game_services
 from games.models import Game, GameStatus, Seat
+from games.uno import Options
 from games.uno.cards import POINTS, POINTS_2022
 
 log = logging.getLogger(__name__)
 
 MAX_GAMES = 100_000  # games one tournament may schedule
-
-
-# --- errors ----------------------------------------------------------------------------------
-class TournamentError(ApiError):
-    status_code = 409
-    default_code = "tournament_conflict"
-    default_detail = "The tournament is not in a state that allows this."
-
-
-class NotTournamentOwner(ApiError):
-    status_code = 403
-    default_code = "not_tournament_owner"
-    default_detail = "Only the tournament's owner (or staff) can do this."
-
-
-class NotBotOwner(ApiError):
-    status_code = 403
-    default_code = "not_bot_owner"
-    default_detail = "Only the bot's owner can enter or withdraw it."
-
-
-class BotNotEligible(ApiError):
-    status_code = 409
-    default_code = "bot_not_eligible"
-    default_detail = "Only verified, enabled bots can enter a tournament."
 
 
 # --- create, enter, withdraw -----------------------------------------------------------------
@@ -97,6 +74,17 @@ def _check_range(field: str, value: object, low: int, high: int) -> int:
 
 
 @transaction.atomic
+def tournament_options(*, options: Mapping[str, object], table_size: int) -> Options:
+    """The engine's options for the tournament's tables (a bad one: a 400 naming it). Their
+    number of players is the table size: ``players`` may be left out, or must agree."""
+    players = options.get("players") if isinstance(options, Mapping) else None
+    if players is not None and players != table_size:
+        raise ValidationError({"options.players": [
+            f"must equal table_size ({table_size}), or be left out: a tournament's tables "
+            "have table_size seats."]})
+    return game_services.parse_options(options, seats=table_size)
+
+
 def tournament_create(
     *,
     owner: AbstractBaseUser,
@@ -122,7 +110,7 @@ def tournament_create(
             f"With duplicate deals it must be a multiple of the table size ({table_size})."]})
     if not str(name).strip():
         raise ValidationError({"name": ["This field may not be blank."]})
-    parsed = game_services.parse_options(options, seats=table_size)
+    parsed = tournament_options(options=options, table_size=table_size)
     return Tournament.objects.create(
         name=str(name).strip()[:100], owner=owner, options=parsed.to_json(),
         rule_set=canonical_rule_set(parsed), table_size=table_size,

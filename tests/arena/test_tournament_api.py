@@ -351,3 +351,15 @@ def test_a_tournament_started_over_the_api_plays_in_the_background_to_its_standi
         close_default_transport()
         for stop in stops:
             stop()
+
+
+def test_options_naming_another_number_of_players_than_the_table_size_say_so(
+    alice_api: APIClient,
+) -> None:
+    response = alice_api.post("/api/tournaments/", {"name": "x", "options": {"players": 3}},
+                              format="json")
+    assert response.status_code == 400
+    assert "table_size (2)" in response.json()["fields"]["options.players"][0]
+    three = alice_api.post("/api/tournaments/", {"name": "y", "table_size": 3,
+                                                 "options": {"players": 3}}, format="json")
+    assert three.status_code == 201, three.content
