@@ -13,7 +13,10 @@ import re
 import threading
 from typing import Any
 
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
+from django.utils.decorators import sync_and_async_middleware
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.request import Request
@@ -91,34 +94,43 @@ def query_parameters() -> dict[tuple[str, str], frozenset[str]]:
         return known
 
 
-class KnownQueryParameters:
+def _refusal(request: HttpRequest) -> HttpResponse | None:
+    """The 400 for a query parameter the operation's schema does not name, or None."""
+    if not request.GET or not request.path.startswith("/api/"):
+        return None
+    try:
+        match = resolve(request.path_info, getattr(request, "urlconf", None))
+    except Resolver404:
+        return None
+    path = "/" + _ROUTE_PARAMETER.sub(r"{\1}", match.route)
+    method = "get" if request.method == "HEAD" else (request.method or "").lower()
+    known = query_parameters().get((path, method))
+    if known is None:  # not an operation of the schema: the schema and docs pages
+        return None
+    unknown = sorted(set(request.GET) - known)
+    if not unknown:
+        return None
+    fields = {name: ["Unknown query parameter."] for name in unknown}
+    return JsonResponse({"code": "invalid", "detail": f"{unknown[0]}: Unknown query "
+                         "parameter.", "fields": fields}, status=400)
+
+
+@sync_and_async_middleware
+def known_query_parameters(get_response: Any) -> Any:
     """Middleware: a query parameter the operation's schema does not name (``?wiat=25``,
     ``?foo=1``) is a 400 naming it, on every operation of the API, not silently ignored. Some
     views checked their own (``core.strict.QuerySerializer``); the schema is the one list.
-    Requests without a query string cost nothing here; paths outside the schema (the schema
-    and docs pages, the admin) are left alone."""
+    Requests without a query string cost nothing here. Synchronous and asynchronous both, so
+    a stream (Django's asynchronous handling) is never handed to a thread on its way."""
+    if iscoroutinefunction(get_response):
+        async def checked(request: HttpRequest) -> HttpResponse:
+            if request.GET and "query" not in _generated:  # built once, off the event loop
+                await sync_to_async(query_parameters, thread_sensitive=False)()
+            return _refusal(request) or await get_response(request)
 
-    def __init__(self, get_response: Any) -> None:
-        self.get_response = get_response
+        return checked
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        return self.get_response(request)  # type: ignore[no-any-return]
+    def checked_sync(request: HttpRequest) -> HttpResponse:
+        return _refusal(request) or get_response(request)  # type: ignore[no-any-return]
 
-    def process_view(self, request: HttpRequest, view: Any, args: Any, kwargs: Any
-                     ) -> HttpResponse | None:
-        if not request.GET or not request.path.startswith("/api/"):
-            return None
-        match = request.resolver_match
-        if match is None:
-            return None
-        path = "/" + _ROUTE_PARAMETER.sub(r"{\1}", match.route)
-        method = "get" if request.method == "HEAD" else (request.method or "").lower()
-        known = query_parameters().get((path, method))
-        if known is None:
-            return None
-        unknown = sorted(set(request.GET) - known)
-        if not unknown:
-            return None
-        fields = {name: ["Unknown query parameter."] for name in unknown}
-        return JsonResponse({"code": "invalid", "detail": f"{unknown[0]}: Unknown query "
-                             "parameter.", "fields": fields}, status=400)
+    return checked_sync
