@@ -28,7 +28,7 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage
          "--no-first-run", "--window-size=1280,900")
 
 COLOURS = {"red": "rgba(215, 38, 0, 1)", "yellow": "rgba(236, 212, 7, 1)",
-           "green": "rgba(55, 151, 17, 1)", "blue": "rgba(9, 86, 191, 1)"}
+           "green": "rgba(43, 122, 11, 1)", "blue": "rgba(9, 86, 191, 1)"}
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
