@@ -113,7 +113,7 @@ class MatchRun:
         waiting = deque(todo)
         numbers: dict[int, int] = {}  # game id -> its number in the tournament
         ended: list[tuple[int, int]] = []  # (number, game id), not recorded yet
-        record_by = 0.0  # monotonic: when ``ended`` is due, once it holds a game
+        record_by: float | None = None  # monotonic: when ``ended`` is due, once it holds one
         failures: list[BaseException] = []
         with driver.Driver(transport=self.transport, budget_ms=self.tournament.turn_timeout_ms,
                            answer=self.answer) as playing:
@@ -121,25 +121,23 @@ class MatchRun:
                 # Record before beginning more: a cancel (or a lost claim) that the record
                 # reveals then stops the next begin, so at most the games in flight finish.
                 if ended and (len(ended) >= width or not numbers
-                              or time.monotonic() >= record_by):
+                              or (record_by is not None and time.monotonic() >= record_by)):
                     self._record(ended)
-                    ended = []
+                    ended, record_by = [], None
                 while waiting and not self._stop.is_set() and len(numbers) < width:
                     fresh = [waiting.popleft()
                              for _ in range(min(width - len(numbers), len(waiting)))]
-                    if not ended:
-                        record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
                     ended.extend(self._begin_and_hand(fresh, playing, numbers))
                 if not numbers:
                     break
-                wait = None if not ended else max(0.0, record_by - time.monotonic())
+                if ended and record_by is None:  # the first of them ended since the record
+                    record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
+                wait = None if record_by is None else max(0.0, record_by - time.monotonic())
                 for outcome in _ended(playing, wait):
                     number = numbers.pop(outcome.game_id)
                     if outcome.error is not None:  # the driver's own failure: the sweep
                         failures.append(outcome.error)  # takes the match over
                         continue
-                    if not ended:
-                        record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
                     if not outcome.finished:  # someone changed it meanwhile (staff)
                         with suppress(GameNotRunning):
                             game_services.game_abort(game_id=outcome.game_id)

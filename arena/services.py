@@ -73,7 +73,6 @@ def _check_range(field: str, value: object, low: int, high: int) -> int:
     return value
 
 
-@transaction.atomic
 def tournament_options(*, options: Mapping[str, object], table_size: int) -> Options:
     """The engine's options for the tournament's tables (a bad one: a 400 naming it). Their
     number of players is the table size: ``players`` may be left out, or must agree."""
@@ -85,6 +84,7 @@ def tournament_options(*, options: Mapping[str, object], table_size: int) -> Opt
     return game_services.parse_options(options, seats=table_size)
 
 
+@transaction.atomic
 def tournament_create(
     *,
     owner: AbstractBaseUser,

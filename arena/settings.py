@@ -75,7 +75,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     # A query parameter the operation's schema does not name is a 400 on every API operation.
-    "core.schema.known_query_parameters",
+    "core.schema.KnownQueryParameters",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # Last, as django-axes asks: turns an admin login lockout into its 429 page.
     "axes.middleware.AxesMiddleware",

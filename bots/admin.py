@@ -49,10 +49,10 @@ class BotAdmin(admin.ModelAdmin):
         found = bot.verification or {}
         if not found:
             return "No verification recorded."
-        reasons = found.get("reasons") or []
-        lines = [("Result", str(found.get("result", "?"))),
-                 *(("Turns", str(found["turns"])) for _ in [0] if "turns" in found),
-                 *(("Reason", reason) for reason in reasons)]
+        lines = [("Result", str(found.get("result", "?")))]
+        if "turns" in found:
+            lines.append(("Turns", str(found["turns"])))
+        lines += [("Reason", reason) for reason in found.get("reasons") or []]
         return format_html_join("", "<div><b>{}</b>: {}</div>", lines)
 
     @admin.display(description="Recent calls")

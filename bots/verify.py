@@ -80,10 +80,8 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
         if seat != bot_seat:
             # random_move, not a uniform choice: that drags a hand past MAX_TURNS now and then,
             # failing a good bot for the reference player's dawdling.
-            chosen = engine.random_move(engine.legal_moves(state, seat), rng)
-            engine.apply(state, seat, chosen)
-            log.append({"number": len(log) + 1, "seat": seat, "move": chosen.to_json(),
-                        "source": "player"})
+            _play(state, seat, engine.random_move(engine.legal_moves(state, seat), rng),
+                  "player", log)
             continue
         turns += 1
         payload = _turn_payload(state, seat, options_json, step, budget, bot)
@@ -93,9 +91,7 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
         move, error, detail = runner.judge(result)
         if move is not None:
             try:
-                engine.apply(state, seat, engine.Move.from_json(move))
-                log.append({"number": len(log) + 1, "seat": seat, "move": move,
-                            "source": "player"})
+                _play(state, seat, engine.Move.from_json(move), "player", log)
             except engine.MalformedMove as exc:
                 error, detail = runner.MALFORMED, exc.reason
             except engine.IllegalMove as exc:
@@ -106,10 +102,7 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
         if error:
             failures += 1
             reasons.append(f"Turn {turns}: {error} ({detail}).")
-            fallback = engine.default_move(state, seat)
-            engine.apply(state, seat, fallback)
-            log.append({"number": len(log) + 1, "seat": seat, "move": fallback.to_json(),
-                        "source": "server"})
+            _play(state, seat, engine.default_move(state, seat), "server", log)
             if failures >= MAX_FAILURES:
                 reasons.append("Stopped the validation game after too many failures.")
                 break
@@ -118,6 +111,14 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
     if state.finished:
         _end_notice(bot, transport, options_json, seed, bot_seat, state, log)
     return turns
+
+
+def _play(state: engine.GameState, seat: int, move: engine.Move, source: str,
+          log: list[dict[str, Any]]) -> None:
+    """Apply ``move`` (the engine's errors propagate, logging nothing) and log it as the
+    replay's moves are written."""
+    engine.apply(state, seat, move)
+    log.append({"number": len(log) + 1, "seat": seat, "move": move.to_json(), "source": source})
 
 
 def _end_notice(bot: Bot, transport: bot_transport.BotTransport, options: dict[str, Any],

@@ -13,10 +13,9 @@ import re
 import threading
 from typing import Any
 
-from asgiref.sync import iscoroutinefunction, sync_to_async
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import Resolver404, resolve
-from django.utils.decorators import sync_and_async_middleware
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.request import Request
@@ -81,6 +80,9 @@ _ROUTE_PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
 def query_parameters() -> dict[tuple[str, str], frozenset[str]]:
     """(path as the schema writes it, method) -> the query parameters the schema names for that
     operation. Generated once per process, under the schema's lock, on first need."""
+    known: dict[tuple[str, str], frozenset[str]] | None = _generated.get("query")
+    if known is not None:  # every request after the first: no lock
+        return known
     with _lock:
         if "query" not in _generated:
             schema = SchemaGenerator().get_schema(request=None, public=True)
@@ -90,19 +92,14 @@ def query_parameters() -> dict[tuple[str, str], frozenset[str]]:
                 for path, operations in schema["paths"].items()
                 for method, operation in operations.items()
             }
-        known: dict[tuple[str, str], frozenset[str]] = _generated["query"]
-        return known
+        found: dict[tuple[str, str], frozenset[str]] = _generated["query"]
+        return found
 
 
-def _refusal(request: HttpRequest) -> HttpResponse | None:
-    """The 400 for a query parameter the operation's schema does not name, or None."""
-    if not request.GET or not request.path.startswith("/api/"):
-        return None
-    try:
-        match = resolve(request.path_info, getattr(request, "urlconf", None))
-    except Resolver404:
-        return None
-    path = "/" + _ROUTE_PARAMETER.sub(r"{\1}", match.route)
+def _refusal(request: HttpRequest, route: str) -> HttpResponse | None:
+    """The 400 for a query parameter the operation (its URL pattern ``route``) does not take
+    by the schema, or None."""
+    path = "/" + _ROUTE_PARAMETER.sub(r"{\1}", route)
     method = "get" if request.method == "HEAD" else (request.method or "").lower()
     known = query_parameters().get((path, method))
     if known is None:  # not an operation of the schema: the schema and docs pages
@@ -115,22 +112,52 @@ def _refusal(request: HttpRequest) -> HttpResponse | None:
                          "parameter.", "fields": fields}, status=400)
 
 
-@sync_and_async_middleware
-def known_query_parameters(get_response: Any) -> Any:
+def _asks_api_with_query(request: HttpRequest) -> bool:
+    return bool(request.GET) and request.path.startswith("/api/")
+
+
+class KnownQueryParameters:
     """Middleware: a query parameter the operation's schema does not name (``?wiat=25``,
     ``?foo=1``) is a 400 naming it, on every operation of the API, not silently ignored. Some
     views checked their own (``core.strict.QuerySerializer``); the schema is the one list.
-    Requests without a query string cost nothing here. Synchronous and asynchronous both, so
-    a stream (Django's asynchronous handling) is never handed to a thread on its way."""
-    if iscoroutinefunction(get_response):
-        async def checked(request: HttpRequest) -> HttpResponse:
-            if request.GET and "query" not in _generated:  # built once, off the event loop
+    Requests without a query string cost nothing here.
+
+    Synchronous handling checks in ``process_view``, with the URL Django has just resolved.
+    Asynchronous handling (the streams) checks in the call, resolving the URL itself: a
+    synchronous ``process_view`` there would hand every stream to a thread on its way, so the
+    instance has one only when synchronous."""
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+        else:
+            self.process_view = self._check_view
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if self.is_async:
+            return self._acall(request)
+        return self.get_response(request)
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        if _asks_api_with_query(request):
+            if "query" not in _generated:  # built once, off the event loop
                 await sync_to_async(query_parameters, thread_sensitive=False)()
-            return _refusal(request) or await get_response(request)
+            try:
+                match = resolve(request.path_info, getattr(request, "urlconf", None))
+            except Resolver404:
+                match = None
+            refused = None if match is None else _refusal(request, match.route)
+            if refused is not None:
+                return refused
+        return await self.get_response(request)  # type: ignore[no-any-return]
 
-        return checked
-
-    def checked_sync(request: HttpRequest) -> HttpResponse:
-        return _refusal(request) or get_response(request)  # type: ignore[no-any-return]
-
-    return checked_sync
+    def _check_view(self, request: HttpRequest, view: Any, args: Any, kwargs: Any
+                    ) -> HttpResponse | None:
+        if not _asks_api_with_query(request) or request.resolver_match is None:
+            return None
+        return _refusal(request, request.resolver_match.route)
