@@ -18,7 +18,9 @@ another id 101 and commit first: a cursor at 101 would skip 100 for good), so th
 the id of the transaction that wrote the row, and a row is only delivered once *settled*: below
 the read's snapshot ``xmin``, when every transaction that could still commit a lower position
 has ended (``rows.stream_events``). A row waits for that at most as long as the oldest write
-transaction then running, usually a few milliseconds; the stream looks again shortly.
+transaction then running, usually a few milliseconds; the stream looks again shortly
+(``stream_api.HeldRecheck``). Only that game waits: the turns of the others go out as their
+moves are heard.
 
 ``turn`` is state, not a row: the view of the game as it is. It is sent whenever the game's
 version passed the last turn sent for it and the seat is awaited, also right after every

@@ -354,28 +354,31 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
         if sse:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
         yield b"".join(encode(event) for event in first) or encode(stream.HEARTBEAT)
-        held_delay = HELD_FIRST_SECONDS
+        loop = asyncio.get_running_loop()
+        recheck = HeldRecheck()
+        recheck.after(state, loop.time(), looked=True)
         quiet = 0.0
         heartbeat = float(settings.STREAM_HEARTBEAT_SECONDS)
         while True:
             timeout = heartbeat - quiet
             unheard = postgres and not routes.hub.listening
             if state.held:
-                timeout = min(timeout, held_delay)
+                timeout = min(timeout, recheck.seconds_left(loop.time()))
             if unheard:
                 timeout = min(timeout, UNHEARD_RECHECK_SECONDS)
             deadline = stream.next_deadline(state)
             if deadline is not None:
                 until_clock = (deadline - clock.now()).total_seconds() + CLOCK_GRACE_SECONDS
                 timeout = min(timeout, max(until_clock, 0.0))
-            started = asyncio.get_running_loop().time()
+            started = loop.time()
             arrived = await listener.next(timeout)
-            quiet += asyncio.get_running_loop().time() - started
+            quiet += loop.time() - started
             changed: set[int] | None = set()
             heard: dict[int, Change] = {}
             rows_too = False
             if not arrived and deadline is not None and deadline <= clock.now():
                 events = await _db(stream.settle_clocks)(state)
+                recheck.after(state, loop.time(), looked=True)
                 if events:
                     quiet = 0.0
                     yield b"".join(encode(event) for event in events)
@@ -388,11 +391,12 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
                     changed, rows_too, heard = _to_read(state, items)
             elif unheard:
                 changed, rows_too = None, True
-            if changed is None or rows_too or state.held:
+            # Games with unsettled rows are looked at again on their own schedule, not at every
+            # change of another game: that game's turn goes out at once (it never waits for
+            # a read on a thread).
+            looked = changed is None or rows_too or recheck.due(state, loop.time())
+            if looked:
                 events = await _db(stream.read)(state, changed)
-                held_delay = min(held_delay * 2, HELD_MAX_SECONDS) if state.held else (
-                    HELD_FIRST_SECONDS
-                )
             elif changed:
                 # Turns only: from the row this process kept (its own move) or the one the
                 # NOTIFY carried (another's), with no thread; else read on one.
@@ -402,6 +406,7 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
                 )
             else:
                 events = []
+            recheck.after(state, loop.time(), looked=looked)
             if events:
                 quiet = 0.0
                 yield b"".join(encode(event) for event in events)
@@ -411,6 +416,32 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
     finally:
         routes.remove(listener)
         release_slot(user_id)
+
+
+class HeldRecheck:
+    """When a stream looks again at its games whose rows are not settled yet (``state.held``):
+    ``HELD_FIRST_SECONDS`` after they were found so, then twice as long after each look that
+    finds them still so, up to ``HELD_MAX_SECONDS``."""
+
+    def __init__(self) -> None:
+        self.delay = HELD_FIRST_SECONDS
+        self.at: float | None = None  # loop time of the next look; None: nothing held
+
+    def after(self, state: stream.StreamState, now: float, *, looked: bool) -> None:
+        """Called after each step of the stream; ``looked``: the step read the rows."""
+        if not state.held:
+            self.delay, self.at = HELD_FIRST_SECONDS, None
+        elif self.at is None:
+            self.at = now + self.delay
+        elif looked:
+            self.delay = min(self.delay * 2, HELD_MAX_SECONDS)
+            self.at = now + self.delay
+
+    def seconds_left(self, now: float) -> float:
+        return 0.0 if self.at is None else max(0.0, self.at - now)
+
+    def due(self, state: stream.StreamState, now: float) -> bool:
+        return bool(state.held) and self.at is not None and now >= self.at
 
 
 def _to_read(
