@@ -86,6 +86,37 @@ def _bridge(game_id: int, change: Change) -> None:
 notify.add_bridge(_bridge)
 
 
+class Doorbell:
+    """What a coroutine waits on, with a timeout, for its inbox to get something: rung from
+    this loop's callbacks. One future a wait and one timer, where ``asyncio.wait_for`` on an
+    ``Event`` makes a task a wait on Python 3.11: one more turn of the loop before the waiter
+    runs, which a busy loop made milliseconds (the streams' wake-ups: docs/scaling.md). Check
+    the inbox before ``wait``: a ring with nobody waiting is not kept."""
+
+    def __init__(self) -> None:
+        self._waiter: asyncio.Future[bool] | None = None
+
+    def ring(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(True)
+
+    async def wait(self, timeout: float) -> bool:
+        """True when rung, False after ``timeout`` seconds."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(max(0.0, timeout), _unrung, waiter)
+        try:
+            return await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
+
+
+def _unrung(waiter: asyncio.Future[bool]) -> None:
+    if not waiter.done():
+        waiter.set_result(False)
+
+
 class Hub:
     """Fans this loop's game changes out to its subscriptions. Loop-bound: use it only from
     coroutines running on ``loop``."""
@@ -231,7 +262,7 @@ class Subscription:
         self._queue: deque[tuple[int, Change]] = deque()
         self._stale: dict[int, None] = {}  # games to re-read after an overflow, in order
         self._seen: dict[int, int] = {}  # the highest version queued per game
-        self._arrived = asyncio.Event()
+        self._arrived = Doorbell()
         self.closed = False
 
     def watch(self, game_id: int) -> None:
@@ -246,12 +277,8 @@ class Subscription:
         """The next ``(game id, change)`` since subscribing (or since the last call), or None
         after ``timeout`` seconds with nothing. ``Change()`` (no version) means "read the
         game"; ``(RESYNC, Change())`` means "re-read every game you follow"."""
-        if not self._queue and not self._stale:
-            self._arrived.clear()
-            try:
-                await asyncio.wait_for(self._arrived.wait(), max(0.0, timeout))
-            except TimeoutError:
-                return None
+        if not self._queue and not self._stale and not await self._arrived.wait(timeout):
+            return None
         return self.take()
 
     def take(self) -> tuple[int, Change] | None:
@@ -299,4 +326,4 @@ class Subscription:
             self._stale[game_id] = None
         else:
             self._queue.append((game_id, change))
-        self._arrived.set()
+        self._arrived.ring()

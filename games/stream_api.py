@@ -85,7 +85,7 @@ class Listener:
         self.user_id = user_id
         self.items: deque[tuple[int, int, Change]] = deque()
         self.everything = False  # overflowed or resynced: read every game
-        self.arrived = asyncio.Event()
+        self.arrived = listen.Doorbell()
 
     def push(self, game_id: int, seat: int, change: Change) -> None:
         if len(self.items) >= STREAM_QUEUE:
@@ -93,21 +93,15 @@ class Listener:
             self.everything = True
         else:
             self.items.append((game_id, seat, change))
-        self.arrived.set()
+        self.arrived.ring()
 
     def resync(self) -> None:
         self.everything = True
-        self.arrived.set()
+        self.arrived.ring()
 
     async def next(self, timeout: float) -> bool:
         """True when something arrived (take it with ``take``), False at the timeout."""
-        if not self.items and not self.everything:
-            self.arrived.clear()
-            try:
-                await asyncio.wait_for(self.arrived.wait(), max(0.0, timeout))
-            except TimeoutError:
-                return False
-        return True
+        return bool(self.items or self.everything) or await self.arrived.wait(timeout)
 
     def take(self) -> tuple[list[tuple[int, int, Change]], bool]:
         items, everything = list(self.items), self.everything

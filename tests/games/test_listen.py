@@ -103,6 +103,42 @@ def test_a_waiting_next_wakes_on_a_change_announced_from_another_thread() -> Non
     run(test)
 
 
+def test_a_rung_doorbell_wakes_its_waiter_in_the_loops_next_turn() -> None:
+    """One turn of the loop from the change to the waiter (``asyncio.wait_for`` on an Event
+    took two on Python 3.11: a busy loop made each turn milliseconds of a stream's wake-up)."""
+
+    async def main() -> None:
+        bell, woke = listen.Doorbell(), []
+
+        async def waiter() -> None:
+            woke.append(await bell.wait(10))
+
+        task = asyncio.create_task(waiter())
+        await asyncio.sleep(0)  # the waiter is waiting now
+        bell.ring()
+        await asyncio.sleep(0)
+        assert woke == [True]
+        await task
+
+    asyncio.run(main())
+
+
+def test_a_doorbell_times_out_and_keeps_no_ring_rung_before_the_wait() -> None:
+    async def main() -> None:
+        bell = listen.Doorbell()
+        assert await bell.wait(0.01) is False
+        bell.ring()  # nobody waiting: the caller looks at its inbox before waiting instead
+        assert await bell.wait(0.01) is False
+        waiting = asyncio.create_task(bell.wait(10))
+        await asyncio.sleep(0)
+        waiting.cancel()  # a client that went away
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert await bell.wait(0) is False
+
+    asyncio.run(main())
+
+
 def test_each_event_loop_has_its_own_hub_and_a_closed_loops_hub_is_dropped() -> None:
     hubs: list[listen.Hub] = []
 
