@@ -25,6 +25,20 @@ def client_for(user: Any, scheme: str = "Token") -> APIClient:
     return client
 
 
+def move_for_the_awaited(game_id: int, clients: dict[int, APIClient]) -> int:
+    """A legal move for the awaited seat, over the API; the version it made."""
+    from games.models import Game
+
+    seat = Game.objects.get(pk=game_id).awaiting
+    assert seat is not None
+    view = clients[seat].get(f"/api/games/{game_id}/view/").json()
+    answer = clients[seat].post(
+        f"/api/games/{game_id}/moves/",
+        {"version": view["version"], "move": view["view"]["legal_moves"][0]}, format="json")
+    assert answer.status_code == 201, answer.content
+    return int(answer.json()["version"])
+
+
 @pytest.fixture
 def alice_api(alice: Any) -> APIClient:
     return client_for(alice)

@@ -11,13 +11,12 @@ from typing import Any
 import psycopg
 import pytest
 from django.db.models import F
-from rest_framework.test import APIClient
 
 from games import listen, recent, rows, selectors, stream, stream_api
 from games.models import Game
 from games.notify import CHANNEL, Change
 from games.recent import GAME_FIELDS
-from tests.games.conftest import client_for
+from tests.games.conftest import client_for, move_for_the_awaited
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -36,18 +35,6 @@ def heard_of(other: psycopg.Connection[Any], game_id: int, version: int) -> Chan
         if parsed is not None and parsed[0] == game_id and parsed[1].version == version:
             return parsed[1]
     raise AssertionError(f"game {game_id} version {version} was not heard of")
-
-
-def move_for_the_awaited(game_id: int, clients: dict[int, APIClient]) -> int:
-    """A legal move for the awaited seat, over the API; the version it made."""
-    seat = Game.objects.get(pk=game_id).awaiting
-    assert seat is not None
-    view = clients[seat].get(f"/api/games/{game_id}/view/").json()
-    answer = clients[seat].post(
-        f"/api/games/{game_id}/moves/",
-        {"version": view["version"], "move": view["view"]["legal_moves"][0]}, format="json")
-    assert answer.status_code == 201, answer.content
-    return int(answer.json()["version"])
 
 
 def test_the_notify_carries_the_row_a_read_gives(

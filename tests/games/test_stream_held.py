@@ -14,16 +14,34 @@ from asgiref.sync import async_to_sync, sync_to_async
 
 from games import services, stream, stream_api
 from games.models import Game
-from tests.games.conftest import client_for
+from tests.games.conftest import client_for, move_for_the_awaited
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def a_second_running_game(alice: Any, bob: Any) -> int:
+@pytest.fixture
+def full_reads(
+    alice: Any, bob: Any, asgi_waits: None, monkeypatch: pytest.MonkeyPatch
+) -> list[set[int] | None]:
+    """Bob's streams open with a second running game of his held (as if its rows had not
+    settled at the first read); every full read (``stream.read``) they make is listed."""
     game = services.game_create(user=alice, options={"single_hand": True}, seats=2, join=True)
     services.seat_join(game_id=game.pk, user=bob, index=None, bot_id=None)
     services.game_start(game_id=game.pk, user=alice)
-    return game.pk
+    opened, read, reads = stream.open_stream, stream.read, []
+
+    def open_with_a_held_game(**kwargs: Any) -> Any:
+        state, first = opened(**kwargs)
+        state.held.add(game.pk)
+        return state, first
+
+    def counted_read(state: stream.StreamState, changed: set[int] | None = None) -> Any:
+        reads.append(changed)
+        return read(state, changed)
+
+    monkeypatch.setattr(stream, "open_stream", open_with_a_held_game)
+    monkeypatch.setattr(stream, "read", counted_read)
+    return reads
 
 
 def events_of(chunk: bytes) -> list[dict[str, Any]]:
@@ -31,38 +49,17 @@ def events_of(chunk: bytes) -> list[dict[str, Any]]:
 
 
 def test_a_turn_goes_out_at_once_while_another_game_waits_for_its_rows(
-    running_game: dict[str, Any], alice: Any, bob: Any, asgi_waits: None,
+    running_game: dict[str, Any], alice: Any, bob: Any, full_reads: list[Any],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     game_id = running_game["id"]
-    held_game = a_second_running_game(alice, bob)
-    opened, full_reads = stream.open_stream, []
-
-    def open_with_a_held_game(**kwargs: Any) -> Any:
-        state, first = opened(**kwargs)
-        state.held.add(held_game)  # as if its rows had not settled at the first read
-        return state, first
-
-    def counted_read(state: stream.StreamState, changed: set[int] | None = None) -> Any:
-        full_reads.append(changed)
-        return read(state, changed)
-
-    read = stream.read
-    monkeypatch.setattr(stream, "open_stream", open_with_a_held_game)
-    monkeypatch.setattr(stream, "read", counted_read)
     monkeypatch.setattr(stream_api, "HELD_FIRST_SECONDS", 60.0)  # its next look: far off
     clients = {0: client_for(alice), 1: client_for(bob)}
 
-    def move_by_the_awaited() -> tuple[int, int | None]:
-        """A legal move in ``game_id``; the version it made and the seat awaited then."""
-        seat = Game.objects.get(pk=game_id).awaiting
-        assert seat is not None
-        view = clients[seat].get(f"/api/games/{game_id}/view/").json()
-        answer = clients[seat].post(
-            f"/api/games/{game_id}/moves/",
-            {"version": view["version"], "move": view["view"]["legal_moves"][0]}, format="json")
-        assert answer.status_code == 201, answer.content
-        return int(answer.json()["version"]), Game.objects.get(pk=game_id).awaiting
+    def a_move() -> tuple[int, int | None]:
+        """A move in ``game_id``: the version it made, and the seat awaited then."""
+        version = move_for_the_awaited(game_id, clients)
+        return version, Game.objects.get(pk=game_id).awaiting
 
     async def bob_streams() -> list[int]:
         events = stream_api._events(bob.pk, None, False)
@@ -70,7 +67,7 @@ def test_a_turn_goes_out_at_once_while_another_game_waits_for_its_rows(
         try:
             await events.__anext__()  # the snapshot
             for _ in range(12):
-                version, awaiting = await sync_to_async(move_by_the_awaited)()
+                version, awaiting = await sync_to_async(a_move)()
                 if awaiting != 1:
                     continue
                 chunk = await asyncio.wait_for(events.__anext__(), 10)
@@ -86,24 +83,8 @@ def test_a_turn_goes_out_at_once_while_another_game_waits_for_its_rows(
 
 
 def test_a_held_game_is_looked_at_again_on_its_own_with_no_change_heard(
-    running_game: dict[str, Any], alice: Any, bob: Any, asgi_waits: None,
-    monkeypatch: pytest.MonkeyPatch,
+    bob: Any, full_reads: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held_game = a_second_running_game(alice, bob)
-    opened, full_reads = stream.open_stream, []
-
-    def open_with_a_held_game(**kwargs: Any) -> Any:
-        state, first = opened(**kwargs)
-        state.held.add(held_game)
-        return state, first
-
-    def counted_read(state: stream.StreamState, changed: set[int] | None = None) -> Any:
-        full_reads.append(changed)
-        return read(state, changed)
-
-    read = stream.read
-    monkeypatch.setattr(stream, "open_stream", open_with_a_held_game)
-    monkeypatch.setattr(stream, "read", counted_read)
     monkeypatch.setattr(stream_api, "HELD_FIRST_SECONDS", 0.05)
 
     async def bob_streams() -> None:
