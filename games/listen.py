@@ -29,12 +29,16 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connections
 
 from games import notify
 from games.notify import Change
+
+if TYPE_CHECKING:
+    import psycopg
 
 log = logging.getLogger(__name__)
 
@@ -215,10 +219,7 @@ class Hub:
                     self._listening.set()
                     self._resync()
                     delay = RECONNECT_FIRST_SECONDS
-                    async for note in conn.notifies():
-                        parsed = Change.from_payload(note.payload)
-                        if parsed is not None:
-                            self.dispatch(*parsed)
+                    await self._hear(conn)
             except asyncio.CancelledError:
                 self._listening.clear()
                 raise
@@ -227,6 +228,33 @@ class Hub:
             self._listening.clear()
             await asyncio.sleep(delay)
             delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+
+    async def _hear(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """Dispatch the LISTEN connection's notifications from its socket's reader callback,
+        until the connection fails (raised). psycopg's ``notifies()`` would resume this task
+        for each, one more turn of the loop before the streams hear of it (under load, turns
+        of milliseconds: docs/scaling.md). Nothing else uses the connection meanwhile."""
+        pgconn, encoding = conn.pgconn, conn.info.encoding
+        failed: asyncio.Future[None] = self.loop.create_future()
+
+        def readable() -> None:
+            try:
+                pgconn.consume_input()  # raises once the connection is lost
+                while (note := pgconn.notifies()) is not None:
+                    parsed = Change.from_payload(note.extra.decode(encoding))
+                    if parsed is not None:
+                        self.dispatch(*parsed)
+            except Exception as exc:
+                if not failed.done():
+                    failed.set_exception(exc)
+
+        socket = pgconn.socket
+        self.loop.add_reader(socket, readable)
+        try:
+            readable()  # what arrived with the LISTEN's answer
+            await failed
+        finally:
+            self.loop.remove_reader(socket)
 
 
 @functools.cache

@@ -230,3 +230,30 @@ def test_a_lost_listen_connection_is_restored_and_everyone_is_told_to_read_again
             assert heard == (515151, Change(3, 0, RUNNING))
 
     run(test)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_notifications_committed_together_all_reach_the_subscription_in_order() -> None:
+    """They arrive in one read of the socket, and are dispatched from it one by one."""
+
+    async def test(hub: listen.Hub) -> None:
+        assert hub.listening
+        async with hub.subscribe([616161]) as changes:
+            params = listen._connection_params()
+            async with await psycopg.AsyncConnection.connect(**params) as other:
+                for version in (1, 2, 3):
+                    await other.execute(
+                        "SELECT pg_notify(%s, %s)", [CHANNEL, f"616161 {version} 0 running"])
+                await other.commit()
+            heard = [await changes.next(10) for _ in range(3)]
+            assert heard == [(616161, Change(v, 0, RUNNING)) for v in (1, 2, 3)]
+            # A row with text beyond ASCII (a bot's name, say) is decoded as sent.
+            row = '{"id": 616161, "note": "Zoë\u2019s bot"}'
+            async with await psycopg.AsyncConnection.connect(**params, autocommit=True) as other:
+                await other.execute(
+                    "SELECT pg_notify(%s, %s)", [CHANNEL, f"616161 4 1 running {row}"])
+            game_id, change = await changes.next(10)
+            assert (game_id, change.version, change.row) == (616161, 4, row)
+
+    run(test)
