@@ -23,12 +23,12 @@ is kept or closed) runs on the thread that ran it.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import io
 import sys
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from core.threadpool import ThreadPool
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -50,7 +50,7 @@ class ThreadedWsgi:
 
     def __init__(self, app: WsgiApp, threads: int) -> None:
         self.app = app
-        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="WSGI")
+        self.threads = ThreadPool(threads, "WSGI")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         loop = asyncio.get_running_loop()
@@ -59,10 +59,7 @@ class ThreadedWsgi:
         except ClientGone:
             return
         environ = environ_of(scope, body)
-        run = contextvars.copy_context().run
-        answer = await loop.run_in_executor(
-            self.executor, run, self._respond, environ, _Sender(loop, send)
-        )
+        answer = await self.threads.run(self._respond, environ, _Sender(loop, send))
         if answer is not None:  # the whole response: sent here
             status, headers, data = answer
             await send({"type": "http.response.start", "status": status, "headers": headers})
