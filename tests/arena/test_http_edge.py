@@ -6,7 +6,10 @@ from __future__ import annotations
 import http.client
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from wsgiref.util import setup_testing_defaults
 
@@ -101,3 +104,12 @@ def test_production_errors_under_api_are_json_and_html_elsewhere(server: int) ->
     status, _, content_type = _call(server, "GET", "/no/such/thing/")
     assert status == 404
     assert content_type.startswith("text/html")
+
+
+def test_a_fresh_web_process_lists_the_apis_query_parameters_before_its_first_request() -> None:
+    """The list (``core.schema.query_parameters``) is built as the application loads, not by
+    the first request with a query string, which waited about half a second for it."""
+    code = "import arena.asgi; from core import schema; print('query' in schema._generated)"
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2],
+                          capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "True", done.stderr
