@@ -44,7 +44,7 @@ from arena.models import (
     TournamentStatus,
 )
 from arena.ratings import EloLadder, GameResult, bradley_terry, canonical_rule_set, standings
-from bots.models import Bot
+from bots.models import Bot, eligible
 from core.api_errors import ApiError
 from games import batch
 from games import services as game_services
@@ -130,7 +130,7 @@ def entrant_enter(*, tournament_id: int, bot_id: int, user: AbstractBaseUser
         raise ValidationError({"bot": ["No such bot."]})
     if bot.owner_id != user.pk:
         raise NotBotOwner()
-    if not (bot.verified and bot.enabled):
+    if not bot.eligible:
         raise BotNotEligible()
     if tournament.status != TournamentStatus.DRAFT:
         raise TournamentError(f"The tournament {_past_its_draft(tournament)}: it takes no more "
@@ -210,7 +210,7 @@ def _entrants_still_eligible(tournament: Tournament) -> None:
     """Entrants were verified and enabled when entered; a bot disabled, or whose URL changed
     (which clears its verification), since then does not start in the tournament. (One
     disabled once the tournament runs forfeits its games instead: the tournament goes on.)"""
-    unfit = list(tournament.entrants.filter(Q(bot__verified=False) | Q(bot__enabled=False))
+    unfit = list(tournament.entrants.exclude(eligible("bot__"))
                  .order_by("bot_id").values_list("bot__name", flat=True))
     if unfit:
         raise BotNotEligible(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+from django.db.models import Q
 from django.db.models.functions import Lower
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
@@ -54,6 +55,16 @@ class Bot(models.Model):
     def label(self) -> str:
         """How a seat it drives names its player."""
         return f"bot:{self.name}"
+
+    @property
+    def eligible(self) -> bool:
+        """Whether it may enter, and start in, a tournament (``eligible`` is the query)."""
+        return self.verified and self.enabled
+
+
+def eligible(related: str = "") -> Q:
+    """``Bot.eligible`` as a query, on bots or (``related``: "bot__") on rows with a bot."""
+    return Q(**{f"{related}verified": True, f"{related}enabled": True})
 
 
 class CallKind(models.TextChoices):
