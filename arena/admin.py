@@ -8,14 +8,16 @@
 - per bot: the bots app's page plus Elo charts (server-rendered SVG), recent games and the call
   log. The bots app must not import arena, so arena replaces its Bot admin with a subclass.
 
-Everything here is read-only except the start/cancel actions: tournaments change through
-``arena.services`` only, which keeps the progress counters and ratings consistent."""
+Everything here is read-only except adding a tournament (checked as the API checks one) and
+the start/cancel actions: tournaments change through ``arena.services`` only, which keeps the
+progress counters and ratings consistent."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import Count, ExpressionWrapper, F, FloatField, QuerySet
@@ -228,6 +230,48 @@ def _progress_html(tournament: Tournament, *, compact: bool = False) -> SafeStri
     ))
 
 
+class TournamentCreateForm(forms.ModelForm):
+    """A new tournament, checked as the API checks one (``services.tournament_check``)."""
+
+    options = forms.JSONField(
+        required=False, initial=dict, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text='The engine\'s options as JSON, e.g. {"stacking": true}; {} for the '
+                  "official rules (docs/rules.md lists them).")
+    seed = forms.IntegerField(required=False, help_text="Blank: a random seed.")
+
+    class Meta:
+        model = Tournament
+        fields = ("name", "options", "table_size", "games_per_pairing", "duplicate_deals",
+                  "turn_timeout_ms", "max_strikes", "seed", "rated")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.errors:
+            return data
+        fields = {name: data.get(name) for name in self._meta.fields or ()}
+        fields["options"] = fields["options"] or {}
+        try:
+            services.tournament_check(**fields)
+            self.service_fields = fields
+        except APIException as error:  # the API's 400: the fields it names, or the form's
+            for field, problems in _problems(error).items():
+                name = field.split(".")[0]  # "options.stacking": the options field
+                self.add_error(name if name in self.fields else None, problems)
+        return data
+
+
+def _problems(error: APIException) -> dict[str, list[str]]:
+    """A refusal's problems by field, as the API's error body names them."""
+    fields = getattr(error, "extra", {}).get("fields")  # core.api_errors.ApiError's
+    if fields is None and isinstance(error.detail, dict):
+        fields = error.detail
+    if fields is None:
+        return {"": [str(error.detail)]}
+    return {str(name): [str(problem) for problem in (problems if isinstance(problems, list)
+                                                      else [problems])]
+            for name, problems in fields.items()}
+
+
 @admin.register(Tournament)
 class TournamentAdmin(ReadOnly, admin.ModelAdmin):
     list_display = ("name", "status", "rule_set", "progress_compact", "entrant_count", "owner",
@@ -253,6 +297,44 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Tournament]:
         return super().get_queryset(request).annotate(entrant_total=Count("entrants"))
+
+    # Adding one: the tournament as the API creates it, owned by whoever adds it. It is a
+    # draft: bot owners enter their own bots (the API), and it is started here or there.
+    def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False,
+                 **kwargs: Any) -> Any:
+        if obj is None:
+            kwargs["form"] = TournamentCreateForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return [(None, {"fields": TournamentCreateForm.Meta.fields})]
+        return super().get_fieldsets(request, obj)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return () if obj is None else super().get_readonly_fields(request, obj)
+
+    def get_inlines(self, request: HttpRequest, obj: Any) -> Any:
+        return [] if obj is None else super().get_inlines(request, obj)
+
+    def save_model(self, request: HttpRequest, obj: Tournament, form: Any,
+                   change: bool) -> None:
+        created = services.tournament_create(owner=request.user, **form.service_fields)
+        obj.pk = created.pk
+        obj.refresh_from_db()
+
+    def response_add(self, request: HttpRequest, obj: Tournament,
+                     post_url_continue: str | None = None) -> HttpResponse:
+        self.message_user(request, (
+            f"Created {obj.name} (id {obj.pk}), a draft. Bot owners enter their verified, "
+            f"enabled bots with POST /api/tournaments/{obj.pk}/entrants/; start it here when "
+            "they have."), messages.SUCCESS)
+        if "_addanother" in request.POST:
+            return HttpResponseRedirect(reverse("admin:arena_tournament_add"))
+        return HttpResponseRedirect(reverse("admin:arena_tournament_change", args=[obj.pk]))
 
     @admin.display(description="Progress")
     def progress_compact(self, tournament: Tournament) -> SafeString:

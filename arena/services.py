@@ -85,9 +85,13 @@ def tournament_options(*, options: Mapping[str, object], table_size: int) -> Opt
 
 
 @transaction.atomic
-def tournament_create(
+def tournament_create(*, owner: AbstractBaseUser, **fields: Any) -> Tournament:
+    """A draft tournament of ``owner``'s, with ``fields`` as ``tournament_check`` takes them."""
+    return Tournament.objects.create(owner=owner, **tournament_check(**fields))
+
+
+def tournament_check(
     *,
-    owner: AbstractBaseUser,
     name: str,
     options: Mapping[str, object],
     table_size: int = 2,
@@ -97,7 +101,10 @@ def tournament_create(
     max_strikes: int = 3,
     seed: int | None = None,
     rated: bool = True,
-) -> Tournament:
+) -> dict[str, Any]:
+    """A new tournament's fields as ``tournament_create`` stores them (a random seed if none
+    is given), or a ValidationError naming what is wrong: the API's 400, the admin form's
+    errors."""
     _check_range("table_size", table_size, schedule.MIN_TABLE, schedule.MAX_TABLE)
     _check_range("games_per_pairing", games_per_pairing, 1, 1000)
     _check_range("turn_timeout_ms", turn_timeout_ms, 1, 10_000)
@@ -111,12 +118,13 @@ def tournament_create(
     if not str(name).strip():
         raise ValidationError({"name": ["This field may not be blank."]})
     parsed = tournament_options(options=options, table_size=table_size)
-    return Tournament.objects.create(
-        name=str(name).strip()[:100], owner=owner, options=parsed.to_json(),
-        rule_set=canonical_rule_set(parsed), table_size=table_size,
-        games_per_pairing=games_per_pairing, duplicate_deals=bool(duplicate_deals),
-        turn_timeout_ms=turn_timeout_ms, max_strikes=max_strikes, seed=seed, rated=bool(rated),
-    )
+    return {
+        "name": str(name).strip()[:100], "options": parsed.to_json(),
+        "rule_set": canonical_rule_set(parsed), "table_size": table_size,
+        "games_per_pairing": games_per_pairing, "duplicate_deals": bool(duplicate_deals),
+        "turn_timeout_ms": turn_timeout_ms, "max_strikes": max_strikes, "seed": seed,
+        "rated": bool(rated),
+    }
 
 
 @transaction.atomic

@@ -154,3 +154,32 @@ def test_staff_browse_the_leaderboard_a_running_tournament_a_bot_chart_and_a_gam
     assert browser.find_element(By.ID, "replay-download").get_attribute("href").endswith(
         f"/admin/games/game/{world.games[2].pk}/replay.json")
     _screenshot(browser, "game")
+
+
+def test_staff_add_a_tournament_from_the_list_and_land_on_its_page(
+    browser: Any, live_server: Any, world: World
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    from arena.models import Tournament
+
+    base = live_server.url
+    _sign_in(browser, base)
+    browser.get(f"{base}/admin/arena/tournament/")
+    browser.find_element(By.CSS_SELECTOR, "a.addlink").click()
+    assert "Add tournament" in browser.find_element(By.TAG_NAME, "h1").text
+    browser.find_element(By.NAME, "name").send_keys("Friday cup")
+    options = browser.find_element(By.NAME, "options")
+    options.clear()
+    options.send_keys('{"stacking": true}')
+    games = browser.find_element(By.NAME, "games_per_pairing")
+    games.clear()
+    games.send_keys("4")
+    _screenshot(browser, "tournament-add")
+    browser.find_element(By.NAME, "_save").click()
+
+    added = Tournament.objects.get(name="Friday cup")
+    assert browser.current_url.endswith(f"/admin/arena/tournament/{added.pk}/change/")
+    assert "Created Friday cup" in browser.find_element(By.CSS_SELECTOR, "ul.messagelist").text
+    assert browser.find_element(By.ID, "tournament-start").is_displayed()  # a draft
+    assert added.options["stacking"] is True and added.games_per_pairing == 4
