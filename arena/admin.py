@@ -111,6 +111,9 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
     ordering = ("-elo", "id")
     list_per_page = 50
 
+    class Media:
+        css = {"all": ("arena/admin.css",)}
+
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return LeaderboardChangeList
 

@@ -114,6 +114,13 @@ def test_staff_browse_the_leaderboard_a_running_tournament_a_bot_chart_and_a_gam
     assert first.find_element(By.CSS_SELECTOR, ".field-interval_shown").text == "1620 [1540, 1710]"
     assert first.find_element(By.CSS_SELECTOR, ".field-latency_shown").text == "4 / 40"
     assert rows[1].find_element(By.CSS_SELECTOR, ".field-strikes_shown").text == "1"
+    # Its eleven columns fit beside the filters in a 1400 px window: no sideways scrolling.
+    browser.set_window_size(1400, 900)
+    overflow = browser.execute_script(
+        "const r = document.querySelector('#changelist .results');"
+        "return r.scrollWidth - r.clientWidth;")
+    browser.set_window_size(1280, 900)
+    assert overflow <= 0
     _screenshot(browser, "leaderboard")
 
     # A running tournament: its progress bar, standings, games and the cancel button.
