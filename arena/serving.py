@@ -66,6 +66,17 @@ class WaitingHandler(ASGIHandler):
         self.steps = BaseHandler()
         self.steps.load_middleware(is_async=False)
 
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Django's, without its ``ThreadSensitiveContext``. That context gives each request a
+        thread of its own for its synchronous parts (the request signals, the middleware's
+        hooks, the response's close), kept until the request ends: an open stream held one,
+        idle, for as long as it was open (50 streams, 50 more threads in the process). Those
+        parts run on asgiref's one shared thread instead; no database work is done there
+        (a stream's is on ``games.waiting``'s threads)."""
+        if scope["type"] != "http":
+            raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
+        await self.handle(scope, receive, send)
+
     async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
         request.urlconf = WAIT_URLCONF  # type: ignore[attr-defined]
         return await super().get_response_async(request)

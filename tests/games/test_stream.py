@@ -5,7 +5,9 @@ resumable from the last event id with nothing missed and nothing twice."""
 from __future__ import annotations
 
 import random
+import subprocess
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -247,6 +249,32 @@ def test_past_the_cap_a_stream_is_a_429_with_retry_after_and_a_closed_one_frees_
                 if again.status == 200:
                     break
         assert again.status == 200
+
+
+def _threads_of_the_worker(port: int) -> int:
+    """Threads of the one gunicorn worker serving ``port`` (the master's child)."""
+    found = subprocess.run(["pgrep", "-f", f"bind=127.0.0.1:{port} "], capture_output=True,
+                           text=True, check=True).stdout.split()
+    parents = {pid: Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
+               for pid in found}
+    (worker,) = [pid for pid, parent in parents.items() if parent in parents]
+    return len(list(Path(f"/proc/{worker}/task").iterdir()))
+
+
+def test_open_streams_hold_no_thread_each(django_user_model):
+    """Django's ASGI handler gives each request a thread for its synchronous parts until it
+    ends: a stream held one for as long as it was open. Ten more open streams, no more
+    threads (beyond the first stream's, which starts the process's pools)."""
+    keys = [key_of(django_user_model.objects.create_user(f"streamer-{i}")) for i in range(11)]
+    with asgi_server({"STREAM_HEARTBEAT_SECONDS": "1"}) as port, ExitStack() as streams:
+        first = streams.enter_context(open_stream(port, keys[0]))
+        assert first.next(heartbeats=True)["type"] == "heartbeat"
+        before = _threads_of_the_worker(port)
+        for key in keys[1:]:
+            stream = streams.enter_context(open_stream(port, key))
+            assert stream.status == 200
+            assert stream.next(heartbeats=True)["type"] == "heartbeat"  # open, and served
+        assert _threads_of_the_worker(port) <= before
 
 
 def test_a_wsgi_server_streams_too_one_thread_a_stream(alice, bob):
