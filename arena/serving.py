@@ -29,7 +29,7 @@ from django.core.handlers.base import BaseHandler
 from django.http import HttpRequest, HttpResponseBase
 from django.urls import set_script_prefix
 
-from games import waiting
+from games import stream_api, waiting
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -59,7 +59,8 @@ def is_waiting(path: str, query_string: bytes) -> bool:
 class WaitingHandler(ASGIHandler):
     """Django's ASGI handler resolving with ``arena.wait_urls``. The waiting endpoints are
     served by ``games.waiting.serve`` with Django's synchronous handling (one thread hop per
-    step); anything else (the stream) by the asynchronous one."""
+    step), the stream's start the same way (one step, then the stream is sent from the loop),
+    anything else under ``/api/stream/`` by Django's asynchronous handling."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -89,7 +90,8 @@ class WaitingHandler(ASGIHandler):
         after the thread's database connections) found nothing to do there, and cost the loop
         a twentieth of its time under the API bench."""
         found = WAITING_PATH.fullmatch(scope["path"])
-        if found is None:
+        is_stream = scope["path"].startswith(STREAM_PREFIX)
+        if found is None and not is_stream:
             return await super().handle(scope, receive, send)
         try:
             body = await self.read_body(receive)
@@ -102,11 +104,18 @@ class WaitingHandler(ASGIHandler):
             response: HttpResponseBase | None = error
         else:
             request.urlconf = WAIT_URLCONF  # type: ignore[attr-defined]
-            response = await _unless_gone(
-                waiting.serve(request, int(found.group(1)), self.step),
-                self.listen_for_disconnect(receive),
-            )
-        if response is None:  # the client went away: no step finished the request
+            if found is None:
+                # Not given up if the client goes meanwhile: a stream's start takes its
+                # user's slot, which only the stream's end gives back.
+                response = await waiting.in_thread(self.step, request)
+            else:
+                response = await _unless_gone(
+                    waiting.serve(request, int(found.group(1)), self.step),
+                    self.listen_for_disconnect(receive),
+                )
+        if isinstance(response, stream_api.StreamStart):
+            await self._stream(stream_api.streaming(response), receive, send)
+        elif response is None:  # the client went away: no step finished the request
             signals.request_finished.send(sender=self.__class__)
         else:
             with contextlib.suppress(OSError):
@@ -114,17 +123,25 @@ class WaitingHandler(ASGIHandler):
             _close_unsignalled(response, finished=request is not None)
         body.close()
 
+    async def _stream(self, response: HttpResponseBase, receive: Receive, send: Send) -> None:
+        """Send a stream until it ends or its client goes away (which cancels it, ending its
+        events' generator), then finish the request as Django does."""
+        with contextlib.suppress(OSError):
+            await _unless_gone(self.send_response(response, send),
+                               self.listen_for_disconnect(receive))
+        response.close()  # request_finished, on the loop: the stream's thread work is done
+
     def step(self, request: HttpRequest) -> HttpResponseBase:
-        """One step of a waiting request, on a thread: Django's synchronous handling, after
-        ``request_started`` if it is the first (``serve`` sets ``resumed`` for the others),
-        and followed by ``request_finished`` if it answers (no ``Suspended``). The answer is
-        complete by then (a waiting endpoint's answers are not streamed), so the receivers
-        (the thread's database connections checked, caches closed, URLconf reset) do what
-        they would after it was sent."""
+        """One step of a waiting request or a stream's start, on a thread: Django's
+        synchronous handling, after ``request_started`` if it is the first (``serve`` sets
+        ``resumed`` for the others), and followed by ``request_finished`` if it answers (not
+        a ``GoesOn``: a wait, a stream). The answer is complete by then (a waiting endpoint's
+        answers are not streamed), so the receivers (the thread's database connections
+        checked, caches closed, URLconf reset) do what they would after it was sent."""
         if not hasattr(request, "resumed"):
             signals.request_started.send(sender=self.__class__, scope=request.scope)
         response = self.steps.get_response(request)
-        if not isinstance(response, waiting.Suspended):
+        if not isinstance(response, waiting.GoesOn):
             signals.request_finished.send(sender=self.__class__)
         return response
 

@@ -288,26 +288,57 @@ def _wants_sse(request: HttpRequest) -> bool:
     return stream.SSE in accept and stream.NDJSON not in accept
 
 
-async def stream_view(request: HttpRequest) -> HttpResponse:
+class StreamStart(waiting.GoesOn):
+    """A stream that may open (its user authenticated, its slot taken, its cursor parsed),
+    with the stream's headers: the waiting side (``arena.serving``) answers it on its event
+    loop as ``streaming(start)``, after its one synchronous step (the middleware and
+    ``stream_start``) on a thread. Django's asynchronous handling took about a dozen thread
+    hops for the middleware's hooks instead (docs/scaling.md)."""
+
+    def __init__(self, *, user_id: int, since: stream.Cursor | None, sse: bool) -> None:
+        super().__init__(content_type=stream.SSE if sse else stream.NDJSON)
+        self["Cache-Control"] = "no-cache"
+        self["X-Accel-Buffering"] = "no"  # nginx passes each event on at once
+        self.user_id, self.since, self.sse = user_id, since, sse
+
+
+def stream_start(request: HttpRequest) -> HttpResponse:
+    """The stream's synchronous part: a ``StreamStart``, or the error answer (405, 400, 401,
+    429) with the user's slot not taken."""
     if request.method != "GET":
         response = error_json(405, "method_not_allowed", f'Method "{request.method}" not allowed.')
         response["Allow"] = "GET"
         return response
     try:
         since = _cursor_of(request)
-        user = await _db(_authenticate)(request)
+        user = _authenticate(request)
         take_slot(user.pk)
     except exceptions.APIException as exc:
         return _error(exc)
-    sse = _wants_sse(request)
-    if isinstance(request, ASGIRequest):
-        body: Any = _events(user.pk, since, sse)
-    else:  # a WSGI server (runserver): a thread per stream, its own loop
-        body = _on_own_loop(user.pk, since, sse)
-    response = StreamingHttpResponse(body, content_type=stream.SSE if sse else stream.NDJSON)
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"  # nginx passes each event on at once
+    return StreamStart(user_id=user.pk, since=since, sse=_wants_sse(request))
+
+
+def streaming(start: StreamStart, body: Any = None) -> StreamingHttpResponse:
+    """The stream ``start`` opens, with the headers and cookies the middleware gave
+    ``start``: ``body``, or the events read on the event loop that serves it."""
+    response = StreamingHttpResponse(
+        _events(start.user_id, start.since, start.sse) if body is None else body)
+    for name, value in start.items():
+        if name.lower() != "content-length":  # the start's empty body's (CommonMiddleware)
+            response[name] = value
+    response.cookies = start.cookies
     return response
+
+
+async def stream_view(request: HttpRequest) -> HttpResponse:
+    """The stream on a server without the waiting side (``arena.serving``): a WSGI server
+    (runserver), where it holds a thread with a loop of its own."""
+    start = await _db(stream_start)(request)
+    if not isinstance(start, StreamStart):
+        return start
+    if isinstance(request, ASGIRequest):
+        return streaming(start)
+    return streaming(start, _on_own_loop(start.user_id, start.since, start.sse))
 
 
 def _on_own_loop(user_id: int, since: stream.Cursor | None, sse: bool) -> Iterator[bytes]:
@@ -530,3 +561,4 @@ class StreamApi(APIView):
 stream_view.cls = StreamApi  # type: ignore[attr-defined]
 stream_view.initkwargs = {}  # type: ignore[attr-defined]
 stream_view.csrf_exempt = True  # type: ignore[attr-defined]
+stream_start.csrf_exempt = True  # type: ignore[attr-defined]  (as the stream's view: a token)

@@ -75,7 +75,12 @@ async def in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> 
     return await _threads().run(functools.partial(_step, function, *args, **kwargs))
 
 
-class Suspended(HttpResponse):
+class GoesOn(HttpResponse):
+    """An answer a step on a thread gives the event loop to go on with (a wait, a stream),
+    after the middleware has seen it: not the request's end."""
+
+
+class Suspended(GoesOn):
     """What a waiting handler answers instead of blocking: wait for a change of ``game_id``
     that ``wanted`` accepts (or one that says nothing: read) until the monotonic ``deadline``,
     then call ``resume`` with it (None: the wait ran out) on a thread, for the answer or

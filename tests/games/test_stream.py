@@ -251,6 +251,24 @@ def test_past_the_cap_a_stream_is_a_429_with_retry_after_and_a_closed_one_frees_
         assert again.status == 200
 
 
+def test_a_stream_carries_the_headers_the_middleware_gives_every_answer(server, bob):
+    """The stream's start passes the middleware on a thread, then the stream is sent from
+    the event loop with the start's headers (and no Content-Length: it never ends)."""
+    bob_key = key_of(bob)
+    for sse in (False, True):
+        with open_stream(server, bob_key, sse=sse) as stream:
+            assert stream.status == 200
+            headers = stream.headers
+            assert headers["content-type"].startswith(
+                "text/event-stream" if sse else "application/x-ndjson")
+            assert headers["cache-control"] == "no-cache"
+            assert headers["x-accel-buffering"] == "no"
+            assert headers["x-content-type-options"] == "nosniff"  # SecurityMiddleware's
+            assert headers["x-frame-options"] == "DENY"
+            assert "content-length" not in headers
+            assert stream.next(heartbeats=True)["type"] == "heartbeat"
+
+
 def _threads_of_the_worker(port: int) -> int:
     """Threads of the one gunicorn worker serving ``port`` (the master's child)."""
     found = subprocess.run(["pgrep", "-f", f"bind=127.0.0.1:{port} "], capture_output=True,
