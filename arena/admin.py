@@ -41,6 +41,7 @@ from arena.models import (
 )
 from bots.admin import BotAdmin
 from bots.models import Bot
+from core.api_errors import error_body
 from games.admin import ReadOnly
 
 OFFICIAL = "official"
@@ -265,14 +266,8 @@ class TournamentCreateForm(forms.ModelForm):
 
 def _problems(error: APIException) -> dict[str, list[str]]:
     """A refusal's problems by field, as the API's error body names them."""
-    fields = getattr(error, "extra", {}).get("fields")  # core.api_errors.ApiError's
-    if fields is None and isinstance(error.detail, dict):
-        fields = error.detail
-    if fields is None:
-        return {"": [str(error.detail)]}
-    return {str(name): [str(problem) for problem in (problems if isinstance(problems, list)
-                                                      else [problems])]
-            for name, problems in fields.items()}
+    body = error_body(error)
+    return body.get("fields") or {"": [body["detail"]]}
 
 
 @admin.register(Tournament)
