@@ -57,10 +57,10 @@ def is_waiting(path: str, query_string: bytes) -> bool:
 
 
 class WaitingHandler(ASGIHandler):
-    """Django's ASGI handler resolving with ``arena.wait_urls``. The waiting endpoints are
-    served by ``games.waiting.serve`` with Django's synchronous handling (one thread hop per
-    step), the stream's start the same way (one step, then the stream is sent from the loop),
-    anything else under ``/api/stream/`` by Django's asynchronous handling."""
+    """Django's ASGI handler resolving with ``arena.wait_urls``, for what ``Router`` sends it:
+    the waiting endpoints, served by ``games.waiting.serve`` with Django's synchronous
+    handling (one thread hop per step), and anything under ``/api/stream/`` the same way (one
+    step: a stream's start, then the stream is sent from the loop; or the error answer)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -78,10 +78,6 @@ class WaitingHandler(ASGIHandler):
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         await self.handle(scope, receive, send)
 
-    async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
-        request.urlconf = WAIT_URLCONF  # type: ignore[attr-defined]
-        return await super().get_response_async(request)
-
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A waiting endpoint's request or a stream, as Django's ``handle`` does it (a client
         that goes away cancels its wait, or its stream), but with the request's signals sent
@@ -89,10 +85,7 @@ class WaitingHandler(ASGIHandler):
         their own: four thread hops fewer a request. Sent on the event loop instead, their
         receivers (which look after the thread's database connections) found nothing to do
         there, and cost the loop about a tenth of its time under the API bench."""
-        found = WAITING_PATH.fullmatch(scope["path"])
-        is_stream = scope["path"].startswith(STREAM_PREFIX)
-        if found is None and not is_stream:
-            return await super().handle(scope, receive, send)
+        found = WAITING_PATH.fullmatch(scope["path"])  # else: under /api/stream/ (``Router``)
         try:
             body = await self.read_body(receive)
         except RequestAborted:

@@ -1,6 +1,8 @@
 """``GET /api/stream/``: one long response per player carrying every event of every game they
 sit in (``games.stream`` says which, and how a reconnect resumes), NDJSON or Server-Sent
-Events. An asynchronous view: an open stream costs a socket and a little memory, no thread.
+Events. Its start is one synchronous step on a thread (``stream_start``); the stream is sent
+from the event loop (``streaming``): an open stream costs a socket and a little memory, no
+thread. A WSGI server (runserver) serves it with ``stream_view``, a thread a stream.
 
 Each event loop (one per server process under ASGI) has one ``Router``: ONE subscription to
 every game's changes on the loop's ``games.listen`` hub, fanned out to the open streams of the
@@ -19,7 +21,6 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from django.conf import settings
-from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -331,13 +332,11 @@ def streaming(start: StreamStart, body: Any = None) -> StreamingHttpResponse:
 
 
 async def stream_view(request: HttpRequest) -> HttpResponse:
-    """The stream on a server without the waiting side (``arena.serving``): a WSGI server
-    (runserver), where it holds a thread with a loop of its own."""
+    """The stream on a WSGI server (runserver), where it holds a thread with a loop of its
+    own. (Under ``arena.asgi`` the waiting side serves it: ``stream_start``, ``streaming``.)"""
     start = await _db(stream_start)(request)
     if not isinstance(start, StreamStart):
         return start
-    if isinstance(request, ASGIRequest):
-        return streaming(start)
     return streaming(start, _on_own_loop(start.user_id, start.since, start.sse))
 
 
