@@ -100,6 +100,10 @@ class Followed:
     deadline: datetime | None = None  # the turn clock's, when last read
 
 
+# How many ended games a stream remembers having let go (``StreamState.over``).
+OVER_KEPT = 10_000
+
+
 @dataclass
 class StreamState:
     """One open stream's state; the stream calls the functions below one at a time."""
@@ -108,10 +112,22 @@ class StreamState:
     cursor: Cursor
     games: dict[int, Followed] = field(default_factory=dict)
     held: set[int] = field(default_factory=set)  # games with unsettled rows: look again soon
+    # Games that ended and left the stream, newest last. A change of one can still be heard
+    # after its end was read (a turn clock the stream played itself: its commits are heard
+    # after the read that found the end); followed again, the game would count as new and
+    # send every row of it a second time.
+    over: dict[int, None] = field(default_factory=dict)
 
     def follow(self, game_id: int, seat: int) -> None:
-        if game_id not in self.games:
+        if game_id not in self.games and game_id not in self.over:
             self.games[game_id] = Followed(seat)
+
+    def let_go(self, game_id: int) -> None:
+        """Stop following an ended game, for good (an end is final)."""
+        self.games.pop(game_id, None)
+        self.over[game_id] = None
+        if len(self.over) > OVER_KEPT:
+            del self.over[next(iter(self.over))]
 
 
 def resume_window() -> timedelta:
@@ -153,7 +169,7 @@ def _snapshot(state: StreamState) -> list[dict[str, Any]]:
     events = [_row_event(row, state.cursor) for row in settled
               if row.kind == EventKind.STARTED and row.game_id not in over]
     for game_id in over:  # ended between the two reads: not running now
-        state.games.pop(game_id, None)
+        state.let_go(game_id)
     for event in events:
         state.games[event["game"]].started = True
     state.held = {row.game_id for row in found if row.position >= horizon}
@@ -249,7 +265,7 @@ def read(state: StreamState, changed: set[int] | None = None) -> list[dict[str, 
     state.held = unsettled
     events += _turns(state, due - unsettled - ended)
     for game_id in ended - unsettled:
-        del state.games[game_id]
+        state.let_go(game_id)
     return events
 
 

@@ -218,6 +218,13 @@ def test_a_missed_turn_clock_reaches_the_stream_as_a_strike(alice, bob):
             assert forfeited["type"] == "forfeited" and forfeited["seat"] == strike["seat"]
             ended = stream.until(lambda e: e["type"] == "ended")
             assert ended["reason"] == "forfeit" and ended["winner"] == 1 - strike["seat"]
+            # The clock's own moves are heard after the stream read the end: they must not
+            # bring the game back (its rows sent again, "none twice" broken).
+            for _ in range(3):
+                later = stream.next(heartbeats=True)
+                assert later["type"] == "heartbeat", later
+        ids = [event["id"] for event in stream.seen if event["type"] != "turn"]
+        assert len(ids) == len(set(ids))
 
 
 def test_it_refuses_a_bad_cursor_an_unknown_parameter_and_no_credentials(server, bob):
