@@ -8,11 +8,17 @@ from typing import Any
 from django.db.models import QuerySet, Sum
 
 from arena import services
-from arena.models import Rating, RatingChange, Tournament, TournamentStatus
+from arena.models import Rating, RatingChange, Tournament, TournamentGame, TournamentStatus
 from arena.ratings import OFFICIAL
 from bots import selectors as bot_selectors
 from bots.models import Bot, BotCounter
-from games.models import Seat
+from games.models import Game, Seat
+
+
+def is_tournament_game(game: Game, user: object) -> bool:
+    """Whether ``game`` was played in a tournament: its replay is open to every user
+    (``games.hooks``' replay reader), as the tournament's standings and ratings are."""
+    return TournamentGame.objects.filter(game_id=game.pk).exists()
 
 
 def tournament_progress(*, tournament: Tournament) -> dict[str, Any]:

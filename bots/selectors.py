@@ -11,6 +11,7 @@ from django.http import Http404
 from bots.errors import NotBotOwner
 from bots.models import Bot, BotCall, BotCounter, CallKind
 from bots.runner import percentiles
+from games.models import Game, Seat
 
 LATENCY_WINDOW = 500
 
@@ -33,6 +34,12 @@ def bot_owned(*, bot_id: int, user: AbstractBaseUser | AnonymousUser) -> Bot:
     if bot.owner_id != user.pk:
         raise NotBotOwner()
     return bot
+
+
+def owns_a_seated_bot(game: Game, user: AbstractBaseUser) -> bool:
+    """Whether one of ``user``'s bots sits at ``game`` (``games.hooks``' replay reader: a bot's
+    owner reads the replays of its games, as its players would)."""
+    return Seat.objects.filter(game=game, bot__owner_id=user.pk).exists()
 
 
 def counters(*, bot: Bot) -> dict[str, int]:

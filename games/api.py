@@ -321,9 +321,11 @@ class GameReplayApi(APIView):
         operation_id="games_replay",
         tags=GAMES,
         summary="Full replay of a finished game",
-        description="Seed, every move, the deal of every hand and the final state. Players "
-        "only, once the game is over (409 `game_not_over` before). `?download=1` serves it "
-        "as a JSON file attachment. Rate limited per user (429 with `Retry-After`).",
+        description="Seed, every move, the deal of every hand and the final state, once the "
+        "game is over (409 `game_not_over` before). Its players may read it, and so may the "
+        "owners of the bots seated at it; a tournament's games are open to every user. "
+        "`?download=1` serves it as a JSON file attachment. Rate limited per user (429 with "
+        "`Retry-After`).",
         parameters=[
             GAME_ID,
             OpenApiParameter("download", OpenApiTypes.BOOL, required=False),
@@ -356,7 +358,7 @@ class GameReplayApi(APIView):
     )
     def get(self, request: Request, id: int) -> Response:
         game = game_or_404(id)
-        selectors.seat_of_or_403(game=game, user=request.user)
+        selectors.replay_reader_or_403(game=game, user=request.user)
         response = Response(selectors.game_replay_cached(game=game))
         if query_bool(request.query_params, "download"):
             response["Content-Disposition"] = f'attachment; filename="uno-game-{game.pk}.json"'

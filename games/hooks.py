@@ -11,6 +11,9 @@ never import them: the arrow points games <- bots.
   is enforced by its driver, so no clock task is scheduled for it.
 * ``set_seat_check(check)``: ``check(user, bot_id)`` decides whether ``user`` may seat that
   bot (raising an API error if not); without one, seating a bot is refused.
+* ``add_replay_reader(reader)``: ``reader(game, user)`` says whether ``user``, who holds no seat
+  at ``game``, may read its replay once it is over (the owner of a bot seated there; anyone, for
+  a tournament's game). Players always may.
 """
 
 from __future__ import annotations
@@ -28,10 +31,12 @@ log = logging.getLogger(__name__)
 
 ChangeListener = Callable[["Game"], None]
 SeatCheck = Callable[[Any, int], None]
+ReplayReader = Callable[["Game", Any], bool]
 
 _listeners: list[ChangeListener] = []
 _seat_check: SeatCheck | None = None
 _driven_check: Callable[[int], bool] | None = None
+_replay_readers: list[ReplayReader] = []
 
 
 def on_change(listener: ChangeListener) -> None:
@@ -67,3 +72,13 @@ def check_seat(user: Any, bot_id: int) -> None:
     if _seat_check is None:
         raise ValidationError({"bot": ["Bots are not available on this server."]})
     _seat_check(user, bot_id)
+
+
+def add_replay_reader(reader: ReplayReader) -> None:
+    if reader not in _replay_readers:
+        _replay_readers.append(reader)
+
+
+def may_read_replay(game: Game, user: Any) -> bool:
+    """Whether a reader lets ``user`` (seated or not) read ``game``'s replay."""
+    return any(reader(game, user) for reader in _replay_readers)

@@ -17,7 +17,7 @@ from django.db.models.functions import RowNumber
 
 from core import metrics
 from core.throttling import CACHE_ERRORS
-from games import clock, notify, rows, services
+from games import clock, hooks, notify, rows, services
 from games import uno as engine
 from games.errors import GameNotOver, NotAPlayer
 from games.models import EventKind, Game, GameEvent, GameStatus, MoveRecord, Seat
@@ -89,6 +89,16 @@ def seat_of_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Sea
     if seat is None:
         raise NotAPlayer()
     return seat
+
+
+def replay_reader_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> None:
+    """The replay is its players', and whoever a ``hooks`` replay reader lets in (a seated
+    bot's owner; anyone, for a tournament's game); 403 ``not_a_player`` for anyone else."""
+    if seat_of(game=game, user=user) is not None:
+        return
+    if user.is_authenticated and hooks.may_read_replay(game, user):
+        return
+    raise NotAPlayer()
 
 
 def seat_with_game(

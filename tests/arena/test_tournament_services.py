@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from arena import selectors, services
-from arena.models import Match, MatchStatus, RatingChange, Tournament, TournamentStatus
+from arena.models import (
+    Match,
+    MatchStatus,
+    RatingChange,
+    Tournament,
+    TournamentGame,
+    TournamentStatus,
+)
 from bots.models import Bot
 from tests.arena.tournament_helpers import (
     assert_consistent,
@@ -21,6 +28,7 @@ from tests.arena.tournament_helpers import (
     tournament_of,
 )
 from tests.bots.helpers import close_default_transport
+from tests.games.conftest import client_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -60,6 +68,20 @@ def test_a_round_robin_of_four_http_bots_is_recorded_once_and_rated(
     assert progress["games_done"] == progress["games_total"] == 36
     assert progress["matches_done"] == progress["matches_total"] == 6
     assert selectors.tournament_standings(tournament=done) == done.standings
+
+
+def test_every_user_reads_the_replays_of_a_tournaments_games(alice: Any, charlie: Any) -> None:
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=2)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        services.tournament_run_foreground(tournament_id=tournament.pk)
+    played = list(TournamentGame.objects.filter(tournament=tournament))
+    assert len(played) == 2
+    for persona in (alice, charlie):  # the owner of both bots, and someone with no bot in it
+        for one in played:
+            replay = client_for(persona).get(f"/api/games/{one.game_id}/replay/")
+            assert replay.status_code == 200, replay.json()
+            assert replay.json()["seed"] == one.game.seed
 
 
 def test_the_finalizer_runs_once(alice: Any) -> None:

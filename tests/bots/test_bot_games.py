@@ -29,7 +29,8 @@ def _fresh_default_transport() -> Iterator[None]:
 
 @pytest.mark.django_db
 def test_two_http_reference_bots_play_a_whole_game_that_the_replay_reproduces(
-    settings: Any, alice: Any, two_reference_bots: list[Any], transport: BotTransport
+    settings: Any, alice: Any, charlie: Any, two_reference_bots: list[Any],
+    transport: BotTransport
 ) -> None:
     settings.BOTS_RUNNER = "off"
     game = bot_table(alice, two_reference_bots, options={"single_hand": False,
@@ -51,9 +52,14 @@ def test_two_http_reference_bots_play_a_whole_game_that_the_replay_reproduces(
     for bot in two_reference_bots:
         assert BotCall.objects.filter(bot=bot, game=game, kind="start", error="").count() == 1
         assert BotCall.objects.filter(bot=bot, game=game, kind="end", error="").count() == 1
+    # alice sits at no seat, her bots do: as their owner she reads the replay; charlie, who
+    # owns neither, does not.
     client = client_for(alice)
     replay = client.get(f"/api/games/{game.pk}/replay/")
-    assert replay.status_code == 403  # alice sits at no seat: her bots do
+    assert replay.status_code == 200
+    assert [m["move"] for m in replay.json()["moves"]] == [m.move for m in moves]
+    refused = client_for(charlie).get(f"/api/games/{game.pk}/replay/")
+    assert refused.status_code == 403 and refused.json()["code"] == "not_a_player"
     public = client.get(f"/api/games/{game.pk}/").json()
     assert [s["player"] for s in public["seats"]] == ["bot:ref0", "bot:ref1"]
 
