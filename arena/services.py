@@ -405,7 +405,7 @@ def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
                                     game_id=game_id)
             continue
         try:
-            game_services.game_abort(game_id=game_id)
+            game_services.game_abort(game_id=game_id, reason="interrupted")
             aborted += 1
         except ApiError:
             pass  # over already (aborted): it is dealt again

@@ -26,7 +26,8 @@ class Game(models.Model):
         max_length=16, choices=GameStatus.choices, default=GameStatus.OPEN, db_index=True
     )
     # Why the game ended: "match" (engine finished it), "forfeit" (too few seats left),
-    # "abandoned" (everyone left before the start), "staff" (aborted from the admin).
+    # "abandoned" (everyone left before the start), "staff" (aborted from the admin),
+    # "interrupted" (a tournament's game cut off by its worker's end, dealt again).
     end_reason = models.CharField(max_length=16, blank=True, default="")
     options = models.JSONField(help_text="Engine options (games.uno.Options.to_json()).")
     seed = models.BigIntegerField(help_text="Secret until the game is over.")

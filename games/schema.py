@@ -31,7 +31,7 @@ from games.uno.state import PHASE_NAMES
 MOVE_TYPES = ["play", "draw", "keep", "challenge", "accept", "catch", "uno", "color"]
 CARD_CODES = list(CODES)
 HAND_END_REASONS = ["out", "turn_cap"]
-END_REASONS = ["match", "forfeit", "abandoned", "staff"]
+END_REASONS = ["match", "forfeit", "abandoned", "staff", "interrupted"]
 DIRECTIONS = [1, -1]
 MAX_SEAT = MAX_PLAYERS - 1
 INT64_MAX = 2**63 - 1

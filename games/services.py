@@ -313,14 +313,15 @@ def game_start(*, game_id: int, user: AbstractBaseUser) -> Game:
 
 
 @transaction.atomic
-def game_abort(*, game_id: int) -> Game:
-    """End an open or running game with no winner (staff, from the admin: a stuck or unwanted
-    table). Like any change it bumps the version, so waiting players wake and see it over,
-    and its replay becomes readable."""
+def game_abort(*, game_id: int, reason: str = "staff") -> Game:
+    """End an open or running game with no winner: ``reason`` "staff" (from the admin: a stuck
+    or unwanted table), or "interrupted" (a tournament's game cut off by its worker's end,
+    dealt again in a new game). Like any change it bumps the version, so waiting players wake
+    and see it over, and its replay becomes readable."""
     game = _lock(game_id)
     if game.is_over:
         raise GameNotRunning("The game is already over.")
-    _finish(game, reason="staff", status=GameStatus.ABORTED)
+    _finish(game, reason=reason, status=GameStatus.ABORTED)
     rows.game_save(game)
     return game
 

@@ -88,6 +88,7 @@ def test_a_dead_workers_running_game_is_aborted_and_dealt_again(alice: Any) -> N
     assert_consistent(done)
     orphan.refresh_from_db()
     assert orphan.status == GameStatus.ABORTED
+    assert orphan.end_reason == "interrupted"  # not "staff": nobody aborted it by hand
     replay = done.tournament_games.get(number=match.plan[0]["number"]).game
     assert replay.pk != orphan.pk and replay.seed == orphan.seed
 
