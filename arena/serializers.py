@@ -9,8 +9,11 @@ from typing import Any
 from rest_framework import serializers
 
 from arena.models import Tournament, TournamentStatus
+from arena.ratings import OFFICIAL
+from arena.ratings.rule_sets import rule_set_named
 from core.strict import QuerySerializer, StrictCharField, StrictInput, StrictIntegerField
 from games.serializers import OptionsField, OptionsOutField, StrictBooleanField
+from games.uno.errors import UnoError
 
 
 # --- tournaments -------------------------------------------------------------------------------
@@ -161,10 +164,27 @@ class StandingsOut(serializers.Serializer):
 
 
 # --- leaderboard and ratings -------------------------------------------------------------------
+class RuleSetField(serializers.CharField):
+    """A ladder's name, canonical or not (``stacking,single_hand`` is ``single_hand,stacking``):
+    given back canonical, or a 400 for a name that spells no rules (not an empty ladder)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(required=False, default=OFFICIAL, max_length=200, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        name = super().to_internal_value(data)
+        try:
+            return rule_set_named(name)
+        except (ValueError, UnoError) as exc:
+            raise serializers.ValidationError(
+                f"No such rule set ({exc}): `official`, or rules as a tournament's `rule_set` "
+                "names them, like `single_hand,stacking`."
+            ) from None
+
+
 class LeaderboardQuery(QuerySerializer):
-    rule_set = serializers.CharField(required=False, default="official", max_length=200,
-                                     help_text="The ladder: `official` or a canonical rule "
-                                     "set (a tournament's `rule_set`).")
+    rule_set = RuleSetField(help_text="The ladder: `official` or a rule set as a tournament's "
+                            "`rule_set` names it (in any order).")
     owner = serializers.CharField(required=False, max_length=150,
                                   help_text="Only bots of this user.")
     verified = serializers.ChoiceField(choices=["true", "false", "1", "0"], required=False)
@@ -205,7 +225,8 @@ class LeaderboardRowOut(serializers.Serializer):
 
 
 class RatingQuery(QuerySerializer):
-    rule_set = serializers.CharField(required=False, default="official", max_length=200)
+    rule_set = RuleSetField(help_text="The ladder: `official` or a rule set as a tournament's "
+                            "`rule_set` names it (in any order).")
 
 
 class RatingPointOut(serializers.Serializer):

@@ -13,6 +13,7 @@ OFFICIAL = "official"
 # through the pairwise expansion (see ``elo``), as one chess rating covers every opponent.
 _NOT_RULES = frozenset({"players"})
 _DEFAULTS = Options()
+_NAMES = frozenset(spec.name for spec in fields(Options)) - _NOT_RULES
 
 
 def canonical_rule_set(options: Mapping[str, object] | Options) -> str:
@@ -30,6 +31,8 @@ def canonical_rule_set(options: Mapping[str, object] | Options) -> str:
         value = getattr(parsed, name)
         if name in _NOT_RULES or value == getattr(_DEFAULTS, name):
             continue
+        if name == "target_score" and parsed.single_hand:
+            continue  # one hand is the whole game: no target is ever reached
         if value is True:
             parts.append(name)
         elif value is False:
@@ -37,3 +40,30 @@ def canonical_rule_set(options: Mapping[str, object] | Options) -> str:
         else:
             parts.append(f"{name}={value}")
     return ",".join(parts) or OFFICIAL
+
+
+def rule_set_named(name: str) -> str:
+    """The canonical name of the rule set ``name`` spells (as ``canonical_rule_set`` writes
+    names, in any order: ``"stacking,single_hand"`` is ``"single_hand,stacking"``). Raises
+    ``ValueError`` for a name that spells no valid rules."""
+    name = name.strip()
+    if name == OFFICIAL:
+        return OFFICIAL
+    options: dict[str, object] = {}
+    for part in name.split(","):
+        key, sep, text = part.strip().partition("=")
+        if key not in _NAMES or key in options:
+            raise ValueError(f"{key or part!r} is no rule (or is given twice)")
+        default = getattr(_DEFAULTS, key)
+        if not sep:
+            options[key] = True
+        elif isinstance(default, bool):
+            if text not in ("true", "false"):
+                raise ValueError(f"{key} is true or false")
+            options[key] = text == "true"
+        else:
+            try:
+                options[key] = int(text)
+            except ValueError:
+                raise ValueError(f"{key} takes a whole number") from None
+    return canonical_rule_set(options)

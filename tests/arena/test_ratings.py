@@ -19,6 +19,7 @@ from arena.ratings import (
     pairwise,
     standings,
 )
+from arena.ratings.rule_sets import rule_set_named
 from games.uno import OptionsError
 
 SETTINGS = settings(max_examples=200, deadline=None, derandomize=True)
@@ -161,6 +162,24 @@ def test_house_rules_are_named_sorted_and_stable() -> None:
     one = canonical_rule_set({"target_score": 200, "stacking": True, "jump_in": True})
     other = canonical_rule_set({"jump_in": True, "stacking": True, "target_score": 200})
     assert one == other == "jump_in,stacking,target_score=200"
+
+
+def test_a_single_hand_has_no_target_score_in_its_name() -> None:
+    # One hand is the whole game: the target is never reached, so it names no other ladder.
+    assert canonical_rule_set({"single_hand": True, "target_score": 200}) == "single_hand"
+
+
+def test_a_name_spelled_in_any_order_gives_the_canonical_name() -> None:
+    assert rule_set_named("official") == "official"
+    assert rule_set_named("target_score=200,stacking,jump_in") == (
+        "jump_in,stacking,target_score=200")
+    assert rule_set_named("deck_2018=false") == "official"
+    for nonsense in ("nonsense", "stacking,stacking", "players=3", "stacking=yes",
+                     "target_score=many", ""):
+        with pytest.raises(ValueError):
+            rule_set_named(nonsense)
+    with pytest.raises(OptionsError):
+        rule_set_named("target_score=0")
 
 
 def test_it_rejects_options_the_engine_rejects() -> None:

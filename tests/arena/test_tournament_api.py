@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from arena.models import Rating
 from bots.models import Bot
 from tests.bots.helpers import register
 from tests.games.conftest import client_for
@@ -363,3 +364,22 @@ def test_options_naming_another_number_of_players_than_the_table_size_say_so(
     three = alice_api.post("/api/tournaments/", {"name": "y", "table_size": 3,
                                                  "options": {"players": 3}}, format="json")
     assert three.status_code == 201, three.content
+
+
+def test_a_ladder_is_found_by_its_rules_in_any_order_and_a_name_of_no_rules_is_a_400(
+    alice: Any, charlie_api: APIClient,
+) -> None:
+    bot = verified_bot(alice, "stacker")
+    Rating.objects.create(bot=bot, rule_set="single_hand,stacking", elo=1510, games=1, wins=1)
+    for spelled in ("single_hand,stacking", "stacking,single_hand", "stacking=true,single_hand"):
+        board = charlie_api.get(f"/api/leaderboard/?rule_set={spelled}")
+        assert board.status_code == 200
+        assert [row["name"] for row in board.json()["results"]] == ["stacker"]
+        assert board.json()["results"][0]["rule_set"] == "single_hand,stacking"
+        history = charlie_api.get(f"/api/bots/{bot.pk}/ratings/?rule_set={spelled}").json()
+        assert (history["rule_set"], history["elo"]) == ("single_hand,stacking", 1510)
+    for nonsense in ("nonsense", "stacking,stacking", "target_score=0", "players=3"):
+        for path in ("/api/leaderboard/", f"/api/bots/{bot.pk}/ratings/"):
+            refused = charlie_api.get(f"{path}?rule_set={nonsense}")
+            assert refused.status_code == 400, (path, nonsense)
+            assert "rule_set" in refused.json()["fields"]
