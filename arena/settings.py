@@ -461,6 +461,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "core.schema.merge_identical_request_components",
+        "core.schema.every_operation_refuses_bad_input",
         "bots.protocol.webhooks_as_extension",
     ],
 }

@@ -77,6 +77,35 @@ def merge_identical_request_components(result: dict[str, Any], **kwargs: Any) ->
 _ROUTE_PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
 
 
+_ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+_HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+
+
+def every_operation_refuses_bad_input(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """A postprocessing hook: what the API answers on every operation, said on every one. A
+    query parameter the operation does not take is a 400 naming it (``KnownQueryParameters``),
+    also where the operation takes none; a body that is not JSON is a 415
+    (``unsupported_media_type``) wherever a body is read. A client generated from the schema
+    then knows these answers instead of meeting undeclared statuses."""
+    for operations in result.get("paths", {}).values():
+        for method, operation in operations.items():
+            if method not in _HTTP_METHODS:
+                continue
+            responses = operation.setdefault("responses", {})
+            responses.setdefault("400", {
+                "description": "A query parameter the operation does not take (named in "
+                "`fields`), or one given empty.",
+                "content": _ERROR,
+            })
+            if "requestBody" in operation:
+                responses.setdefault("415", {
+                    "description": "The body is not JSON (send `Content-Type: "
+                    "application/json`).",
+                    "content": _ERROR,
+                })
+    return result
+
+
 def query_parameters() -> dict[tuple[str, str], frozenset[str]]:
     """(path as the schema writes it, method) -> the query parameters the schema names for that
     operation. Generated once per process, under the schema's lock, on first need."""

@@ -101,3 +101,22 @@ def test_the_query_parameters_the_schema_names_are_taken(alice_api: APIClient) -
     assert alice_api.get("/api/tournaments/", {"page_size": "5", "mine": "true"}
                          ).status_code == 200
     assert alice_api.get("/api/games/", {"page_size": "5", "status": "open"}).status_code == 200
+
+
+def test_every_operation_declares_the_400_and_415_it_can_answer(
+    alice_api: APIClient, running_game: dict[str, Any]
+) -> None:
+    """An unknown query parameter is a 400 everywhere, also where the operation takes no
+    parameter; a body that is not JSON is a 415 wherever a body is read."""
+    schema = openapi()
+    for path, item in schema["paths"].items():
+        for method, op in item.items():
+            assert "400" in op["responses"], (method, path)
+            if "requestBody" in op:
+                assert "415" in op["responses"], (method, path)
+    assert not [p for p in operation("games_retrieve").get("parameters", [])
+                if p["in"] == "query"]
+    refused = alice_api.get(f"/api/games/{running_game['id']}/", {"x": "1"})
+    assert refused.status_code == 400 and "x" in refused.json()["fields"]
+    plain = alice_api.post("/api/games/", "seats=2", content_type="text/plain")
+    assert plain.status_code == 415 and plain.json()["code"] == "unsupported_media_type"
