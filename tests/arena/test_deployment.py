@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,32 @@ SETTINGS_SOURCE = (ROOT / "arena" / "settings.py").read_text()
 
 def compose() -> dict[str, Any]:
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def interpolate(value: str, env: dict[str, str] | None = None) -> str:
+    """What docker compose makes of ``value`` given the variables ``env`` (.env and the shell):
+    ``${NAME}``, ``${NAME:-default}`` (nested too) and ``${NAME:?error}``."""
+    env = env or {}
+    out, i = "", 0
+    while (start := value.find("${", i)) >= 0:
+        depth, end = 0, start
+        for end in range(start + 1, len(value)):  # the matching brace, past nested ones
+            depth += {"{": 1, "}": -1}.get(value[end], 0)
+            if depth == 0:
+                break
+        name, op, rest = re.match(r"(\w+)(:-|:\?)?(.*)", value[start + 2:end], re.S).groups()  # type: ignore[union-attr]
+        if env.get(name):
+            found = env[name]
+        elif op == ":?":
+            raise AssertionError(f"compose refuses to start without {name}: {rest}")
+        else:
+            found = interpolate(rest, env) if op == ":-" else ""
+        out, i = out + value[i:start] + found, end + 1
+    return out + value[i:]
+
+
+def command(service: str, env: dict[str, str] | None = None) -> list[str]:
+    return [interpolate(arg, env) for arg in compose()["services"][service]["command"]]
 
 
 def app_environment() -> dict[str, str]:
@@ -89,6 +116,10 @@ def proxy_template() -> str:
     return (ROOT / proxy_mounts()["/etc/nginx/templates/default.conf.template"]).read_text()
 
 
+def upstream_block() -> str:
+    return re.search(r"\nupstream arena_web \{\n(.*?)\n\}", proxy_template(), re.S).group(1)  # type: ignore[union-attr]
+
+
 def test_the_proxy_holds_thousands_of_waits_and_passes_the_stream_on_unbuffered() -> None:
     main = (ROOT / proxy_mounts()["/etc/nginx/nginx.conf"]).read_text()
     connections = re.search(r"worker_connections (\d+);", main)
@@ -127,3 +158,53 @@ def test_the_image_runs_in_production_mode_by_default() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     build, run = dockerfile.split("collectstatic", 1)
     assert "ENV ARENA_PRODUCTION=true" in run and "ENV ARENA_PRODUCTION" not in build
+
+
+def dockerfile_cmd() -> list[str]:
+    dockerfile = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    (cmd,) = re.findall(r"^CMD (\[.*\])$", dockerfile, re.MULTILINE)
+    return json.loads(cmd)
+
+
+def gunicorn_keepalive(argv: list[str]) -> int:
+    """The keep-alive gunicorn runs with, given its command line (its own parser)."""
+    from gunicorn.config import Config
+
+    assert argv[0] == "gunicorn"
+    return int(Config().parser().parse_args(argv[1:]).keepalive or Config().keepalive)
+
+
+def test_the_web_service_keeps_idle_connections_longer_than_the_proxy_reuses_them() -> None:
+    """nginx reuses an idle upstream connection for up to its keepalive_timeout; a server that
+    closed it first (gunicorn's default: 2 s) made the next POST sent on it a 502."""
+    (timeout,) = re.findall(
+        r"keepalive_timeout (\d+)s;", upstream_block()
+    )
+    compose_web = gunicorn_keepalive(command("web"))
+    image_web = gunicorn_keepalive(dockerfile_cmd())
+    assert compose_web > int(timeout) and image_web > int(timeout)
+
+
+def test_the_worker_class_hands_gunicorns_keepalive_to_uvicorn() -> None:
+    import logging
+    import os
+
+    from gunicorn.config import Config
+    from gunicorn.glogging import Logger
+
+    from arena.workers import Worker
+
+    argv = command("web")
+    cfg = Config()
+    for name, value in vars(cfg.parser().parse_args(argv[1:])).items():
+        if value is not None and name in cfg.settings:
+            cfg.set(name, value)
+    loggers = {name: logging.getLogger(name) for name in ("uvicorn.error", "uvicorn.access")}
+    saved = {name: (lg.handlers, lg.level, lg.propagate) for name, lg in loggers.items()}
+    try:
+        worker = Worker(0, os.getpid(), [], None, 30, cfg, Logger(cfg))
+    finally:  # the worker points uvicorn's loggers at gunicorn's: put them back
+        for name, (handlers, level, propagate) in saved.items():
+            loggers[name].handlers, loggers[name].propagate = handlers, propagate
+            loggers[name].setLevel(level)
+    assert worker.config.timeout_keep_alive == gunicorn_keepalive(argv) == 75
