@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +79,7 @@ def test_one_beat_process_sends_the_periodic_turn_clock_sweep() -> None:
 def test_migrations_run_before_web_and_worker_start() -> None:
     services = compose()["services"]
     assert "migrate" in " ".join(services["migrate"]["command"])
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker", "matches", "beat"):
         assert services[name]["depends_on"]["migrate"]["condition"] == (
             "service_completed_successfully"
         )
@@ -208,3 +209,41 @@ def test_the_worker_class_hands_gunicorns_keepalive_to_uvicorn() -> None:
             loggers[name].handlers, loggers[name].propagate = handlers, propagate
             loggers[name].setLevel(level)
     assert worker.config.timeout_keep_alive == gunicorn_keepalive(argv) == 75
+
+
+def queue_consumers(env: dict[str, str]) -> dict[str, set[str]]:
+    """The worker services of compose, by the queues they read (-Q), given ``env``."""
+    consumers: dict[str, set[str]] = {}
+    for name, service in compose()["services"].items():
+        argv = command(name, env) if "command" in service else []
+        if argv[:4] != ["celery", "-A", "arena", "worker"]:
+            continue
+        assert "-Q" in argv, f"{name} reads every queue, matches included"
+        for queue in argv[argv.index("-Q") + 1].split(","):
+            consumers.setdefault(queue, set()).add(name)
+    return consumers
+
+
+@pytest.mark.parametrize("dotenv", [
+    {},
+    {"CELERY_QUEUE": "site-a", "TOURNAMENT_QUEUE": "site-a.matches",
+     "CELERY_TURN_QUEUE": "site-a.turns"},
+], ids=["compose-defaults", "names-from-dotenv"])
+def test_every_queue_has_a_worker_and_matches_never_share_one_with_turns_or_clocks(
+    dotenv: dict[str, str],
+) -> None:
+    """A match task runs for the whole match: behind it in one worker, live tables' bot
+    turns and turn clocks waited for hours."""
+    from tests.arena.test_queue_routing import routing
+
+    env = {name: interpolate(value, dotenv) for name, value in app_environment().items()
+           if name in ("CELERY_QUEUE", "TOURNAMENT_QUEUE", "CELERY_TURN_QUEUE")}
+    found = routing(**env)
+    consumers = queue_consumers(dotenv)
+    declared = {name for name, _, _ in found["queues"]}
+    assert declared <= set(consumers), f"no worker reads {declared - set(consumers)}"
+    matches = consumers[found["routes"]["arena.tasks.match_play"]]
+    turns = consumers[found["routes"]["bots.tasks.bot_turn"]]
+    clocks = consumers[found["routes"]["games.tasks.turn_clock_sweep"]]  # and turn_clock_check
+    assert matches and turns and clocks
+    assert not matches & (turns | clocks)
