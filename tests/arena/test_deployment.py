@@ -12,6 +12,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SETTINGS_SOURCE = (ROOT / "arena" / "settings.py").read_text()
+CONFIGURATION = (ROOT / "docs" / "configuration.md").read_text()
 
 
 def compose() -> dict[str, Any]:
@@ -247,3 +248,37 @@ def test_every_queue_has_a_worker_and_matches_never_share_one_with_turns_or_cloc
     clocks = consumers[found["routes"]["games.tasks.turn_clock_sweep"]]  # and turn_clock_check
     assert matches and turns and clocks
     assert not matches & (turns | clocks)
+
+
+def app_services() -> dict[str, dict[str, Any]]:
+    """The services that run the project's image (x-app)."""
+    return {name: service for name, service in compose()["services"].items()
+            if service.get("image") == compose()["x-app"]["image"]}
+
+
+def compose_doc_bullet(starting: str) -> str:
+    section = CONFIGURATION.split("## Under docker compose", 1)[1].split("\n## ", 1)[0]
+    (bullet,) = [b for b in section.split("\n- ") if b.startswith(starting)]
+    return bullet
+
+
+def test_every_variable_the_configuration_documents_reaches_the_app_services_from_dotenv(
+) -> None:
+    """Compose once passed only the variables its environment named: 21 documented ones
+    (TOURNAMENT_*, BOTS_*, STREAM_*, ...) set in .env never reached the containers."""
+    services = app_services()
+    assert set(services) == {"migrate", "web", "worker", "matches", "beat"}
+    for name, service in services.items():
+        assert {"path": ".env", "required": False} in service["env_file"], name
+    documented = re.findall(
+        r"^\| `(\w+)` \|", CONFIGURATION.split("## Under docker compose", 1)[0], re.M
+    )
+    assert len(documented) > 50 and "TOURNAMENT_MATCH_CONCURRENCY" in documented
+    env = app_environment()
+    reads_itself = compose_doc_bullet("Compose's own `environment:` entries")
+    fixed = compose_doc_bullet("Fixed by compose")
+    for name, value in env.items():
+        if f"${{{name}" in value:  # .env's value (or the shell's) reaches it
+            assert f"`{name}`" in reads_itself, f"docs/configuration.md: {name} reads .env"
+        else:  # .env cannot change it: the docs must say so
+            assert f"`{name}`" in fixed, f"docs/configuration.md: compose fixes {name}"
