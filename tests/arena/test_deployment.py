@@ -282,3 +282,28 @@ def test_every_variable_the_configuration_documents_reaches_the_app_services_fro
             assert f"`{name}`" in reads_itself, f"docs/configuration.md: {name} reads .env"
         else:  # .env cannot change it: the docs must say so
             assert f"`{name}`" in fixed, f"docs/configuration.md: compose fixes {name}"
+
+
+def setting_default(name: str) -> int:
+    return int(re.search(rf'env\.int\("{name}", (\d+)', SETTINGS_SOURCE).group(1))  # type: ignore[union-attr]
+
+
+def option(argv: list[str], flag: str) -> int:
+    (value,) = [arg.split("=", 1)[1] for arg in argv if arg.startswith(f"{flag}=")]
+    return int(value)
+
+
+def test_postgres_allows_the_connections_the_default_processes_keep_with_room_to_grow() -> None:
+    """Each web process keeps WEB_THREADS + WAIT_THREADS + 1 (LISTEN) connections: at
+    WEB_WORKERS=4 that exceeded postgres:15's default max_connections (100)."""
+    per_web = setting_default("WEB_THREADS") + setting_default("WAIT_THREADS") + 1
+    celery_processes = sum(
+        option(command(name), "--concurrency") for name in ("worker", "matches")
+    )
+    needed = option(command("web"), "--workers") * per_web + 2 * celery_processes + 2
+    (setting,) = [interpolate(arg) for arg in compose()["services"]["postgres"]["command"]
+                  if "max_connections=" in arg]
+    usable = int(setting.split("=")[1]) - 3  # superuser_reserved_connections
+    assert usable >= 2 * needed
+    assert usable >= 4 * per_web + 2 * celery_processes + 2  # WEB_WORKERS=4 fits
+    assert f"2 x {per_web} + 2 x (2 + 2) + 2 = {needed}" in CONFIGURATION
