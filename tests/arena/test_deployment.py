@@ -307,3 +307,18 @@ def test_postgres_allows_the_connections_the_default_processes_keep_with_room_to
     assert usable >= 2 * needed
     assert usable >= 4 * per_web + 2 * celery_processes + 2  # WEB_WORKERS=4 fits
     assert f"2 x {per_web} + 2 x (2 + 2) + 2 = {needed}" in CONFIGURATION
+
+
+def test_the_proxy_trusts_a_forwarded_proto_only_behind_a_tls_proxy_of_ones_own() -> None:
+    """Trusted, a client's X-Forwarded-Proto: https passed for TLS (SECURE_PROXY_SSL_HEADER).
+    Compose trusts it when ARENA_HTTPS=true says a TLS proxy is in front (its https must get
+    through, or every request is redirected), or when told to."""
+    trust = compose()["services"]["proxy"]["environment"]["NGINX_TRUST_FORWARDED_PROTO"]
+    assert interpolate(trust) == "false"
+    assert interpolate(trust, {"ARENA_HTTPS": "true"}) == "true"
+    assert interpolate(trust, {"ARENA_HTTPS": "true", "NGINX_TRUST_FORWARDED_PROTO": "no"}) == "no"
+    assert interpolate(app_environment()["ARENA_HTTPS"]) == "false"
+    # Whatever the flag, the header reaches the web service only through the map.
+    template = proxy_template()
+    assert "$http_x_forwarded_proto;" not in template
+    assert template.count("proxy_set_header X-Forwarded-Proto $arena_forwarded_proto;") == 2
