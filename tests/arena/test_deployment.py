@@ -142,6 +142,12 @@ def test_the_proxy_gets_every_variable_its_config_file_uses() -> None:
     assert proxy["depends_on"]["web"]["condition"] == "service_healthy"
 
 
+def test_the_proxy_restarts_after_compose_recreates_web_since_it_resolves_web_once() -> None:
+    """A web container recreated at a new address gave 502s until the proxy restarted."""
+    assert compose()["services"]["proxy"]["depends_on"]["web"]["restart"] is True
+    assert "resolver" not in proxy_template()  # so nothing else re-resolves `web`
+
+
 def test_the_proxy_outwaits_the_longest_long_poll() -> None:
     from games.selectors import LONG_POLL_MAX_SECONDS
 
