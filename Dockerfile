@@ -15,6 +15,8 @@ COPY core core
 COPY games games
 COPY bots bots
 COPY manage.py ./
+# The starter bot that `manage.py demo` and `manage.py tournament run` start (arena/local_bots.py).
+COPY examples examples
 RUN pip install .
 
 # Static files are collected at build time with the production storage (hashed, compressed).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,20 @@ def test_the_dockerfile_copies_every_package_the_project_installs() -> None:
     dockerfile = (ROOT / "Dockerfile").read_text()
     for package in ("arena", "core", "games", "bots"):
         assert f"COPY {package} {package}" in dockerfile
+
+
+def test_the_image_has_the_starter_bot_that_the_demo_and_tournament_commands_start() -> None:
+    from arena.local_bots import STARTER_SCRIPT
+
+    path = STARTER_SCRIPT.relative_to(ROOT)
+    assert STARTER_SCRIPT.exists()
+    folder = path.parts[0]
+    assert f"COPY {folder} {folder}" in (ROOT / "Dockerfile").read_text()
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    ignored = [line.strip().rstrip("/") for line in lines
+               if line.strip() and not line.startswith("#")]
+    assert not any(fnmatch(part, pattern) for pattern in ignored
+                   for part in (folder, str(path))), ignored
 
 
 def test_the_web_health_check_path_exists_and_is_exempt_from_the_https_redirect() -> None:
