@@ -15,6 +15,8 @@ COPY core core
 COPY games games
 COPY bots bots
 COPY manage.py ./
+# The starter bot that `manage.py demo` and `manage.py tournament run` start (arena/local_bots.py).
+COPY examples examples
 RUN pip install .
 
 # Static files are collected at build time with the production storage (hashed, compressed).
@@ -27,4 +29,6 @@ ENV ARENA_PRODUCTION=true
 USER arena
 EXPOSE 8000
 # uvicorn workers running arena.asgi: waits hold no thread; the rest runs on WEB_THREADS (16).
-CMD ["gunicorn", "arena.asgi", "--bind", "0.0.0.0:8000", "--worker-class", "arena.workers.Worker"]
+# Idle connections are kept longer than a proxy in front keeps them (compose's nginx: 60 s),
+# so the server never closes one the proxy is about to reuse (docker-compose.yml).
+CMD ["gunicorn", "arena.asgi", "--bind", "0.0.0.0:8000", "--worker-class", "arena.workers.Worker", "--keep-alive", "75"]

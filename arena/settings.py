@@ -468,7 +468,10 @@ SPECTACULAR_SETTINGS = {
 
 # --- Production hardening -----------------------------------------------------------------
 if PRODUCTION:
-    # Behind a TLS-terminating proxy (the usual deployment) the proxy sets X-Forwarded-Proto.
+    # Behind a TLS-terminating proxy (the usual deployment) the proxy sets X-Forwarded-Proto,
+    # and it is trusted: the proxy next to the web service must overwrite a client's own
+    # (compose's nginx does unless NGINX_TRUST_FORWARDED_PROTO says a TLS proxy of yours is
+    # in front of it: deploy/nginx.conf.template).
     HTTPS = env.bool("ARENA_HTTPS", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = HTTPS

@@ -14,6 +14,10 @@ GRACEFUL_SHUTDOWN_SECONDS = 3
 
 
 class Worker(UvicornWorker):
+    # Applied over what UvicornWorker takes from gunicorn's own settings, so none of these may
+    # name ``timeout_keep_alive``: uvicorn's idle timeout must stay gunicorn's --keep-alive,
+    # which docker-compose.yml and the Dockerfile set above nginx's upstream keepalive_timeout
+    # (tests/arena/test_deployment.py checks both).
     CONFIG_KWARGS: dict[str, Any] = {
         "loop": "auto", "http": "auto", "proxy_headers": False, "server_header": False,
         "timeout_graceful_shutdown": GRACEFUL_SHUTDOWN_SECONDS,

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -88,7 +89,8 @@ def start_nginx(tmp_path: Path, gunicorn: int) -> Iterator[Callable[..., int]]:
     processes: list[subprocess.Popen[bytes]] = []
 
     def start(
-        client_timeout: str = "60s", max_body: str = "1m", upstream_port: int | None = None
+        client_timeout: str = "60s", max_body: str = "1m", upstream_port: int | None = None,
+        trust_forwarded_proto: str = "false",
     ) -> int:
         assert NGINX is not None
         port = _free_port()
@@ -100,6 +102,7 @@ def start_nginx(tmp_path: Path, gunicorn: int) -> Iterator[Callable[..., int]]:
             "NGINX_UPSTREAM": f"127.0.0.1:{upstream_port or gunicorn}",
             "NGINX_CLIENT_TIMEOUT": client_timeout,
             "NGINX_CLIENT_MAX_BODY_SIZE": max_body,
+            "NGINX_TRUST_FORWARDED_PROTO": trust_forwarded_proto,
         })
         (prefix / "arena.conf").write_text(server)
         # The rest is what the nginx image's own nginx.conf provides around conf.d/.
@@ -127,6 +130,35 @@ def start_nginx(tmp_path: Path, gunicorn: int) -> Iterator[Callable[..., int]]:
         for process in processes:
             process.terminate()
             process.wait(20)
+
+
+@pytest.fixture
+def echo_upstream() -> Iterator[int]:
+    """An upstream that answers with the X-Forwarded-Proto it was sent (what Django reads
+    through SECURE_PROXY_SSL_HEADER); its port."""
+
+    class Echo(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # nginx keeps its upstream connections
+
+        def do_GET(self) -> None:
+            body = json.dumps({"proto": self.headers.get("X-Forwarded-Proto")}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield int(server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 class SlowClient:
@@ -272,3 +304,32 @@ def test_the_proxy_passes_the_host_with_its_port_for_the_admin_csrf_check(
     status, _, body = request(port, raw)
     assert status == 200, body  # the form again, with its error; not a 403 from the CSRF check
     assert b"Please enter the correct username and password" in body
+
+
+def forwarded_proto(port: int, claimed: str | None) -> str:
+    """The X-Forwarded-Proto the upstream got for a plain-HTTP request claiming ``claimed``."""
+    claim = f"X-Forwarded-Proto: {claimed}\r\n" if claimed else ""
+    raw = (f"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n{claim}Connection: close\r\n\r\n").encode()
+    status, _, body = request(port, raw)
+    assert status == 200, body
+    return str(json.loads(body)["proto"])
+
+
+def test_a_plain_http_client_claiming_https_is_passed_on_as_http(
+    start_nginx: Callable[..., int], echo_upstream: int,
+) -> None:
+    """The proxy used to pass the client's own X-Forwarded-Proto on, and with ARENA_HTTPS=true
+    the settings trust it (SECURE_PROXY_SSL_HEADER): a plain-HTTP client could pass for https."""
+    port = start_nginx(upstream_port=echo_upstream)
+    assert forwarded_proto(port, "https") == "http"
+    assert forwarded_proto(port, None) == "http"
+
+
+def test_a_trusted_tls_proxys_forwarded_proto_is_passed_on(
+    start_nginx: Callable[..., int], echo_upstream: int,
+) -> None:
+    """NGINX_TRUST_FORWARDED_PROTO=true (compose: with ARENA_HTTPS=true): a TLS proxy of the
+    deployment's own is in front, and its header is what Django must see."""
+    port = start_nginx(upstream_port=echo_upstream, trust_forwarded_proto="true")
+    assert forwarded_proto(port, "https") == "https"
+    assert forwarded_proto(port, None) == "http"  # reached directly: its own scheme

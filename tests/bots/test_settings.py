@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from bots.transport import BotTransport
 
@@ -70,5 +71,9 @@ def test_a_transport_without_arguments_follows_the_settings(settings: Any) -> No
 
 @pytest.mark.parametrize("name", ["BOTS_ALLOW_PRIVATE", "BOTS_MAX_TIMEOUT_SECONDS"])
 def test_each_bot_setting_is_documented_and_passed_through_compose(name: str) -> None:
+    """Compose passes every line of .env to the app services (tests/arena/test_deployment.py
+    checks that for every documented variable); no entry of its own replaces .env's value."""
     assert f"`{name}`" in (ROOT / "docs" / "configuration.md").read_text()
-    assert f"{name}: ${{{name}:-}}" in (ROOT / "docker-compose.yml").read_text()
+    app = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["x-app"]
+    assert {"path": ".env", "required": False} in app["env_file"]
+    assert name not in app["environment"] or f"${{{name}" in app["environment"][name]
