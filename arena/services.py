@@ -128,6 +128,30 @@ def tournament_check(
 
 
 @transaction.atomic
+def tournament_create_started(*, owner: AbstractBaseUser, bots: Sequence[Bot],
+                              **fields: Any) -> Tournament:
+    """A tournament of ``owner``'s between ``bots``, in one transaction: created (``fields``
+    as ``tournament_check`` takes them), each bot entered by its owner (verified and enabled,
+    or refused), and started with nothing dispatched: the caller plays it
+    (``tournament_run_foreground``: ``manage.py tournament run``, ``demo``). A refusal, the
+    same the API gives at each step, leaves nothing written."""
+    seen: set[int] = set()
+    for bot in bots:
+        if bot.pk in seen:
+            raise ValidationError({"bots": [f"{bot.name} is named twice: a bot enters once."]})
+        seen.add(bot.pk)
+    tournament = tournament_create(owner=owner, **fields)
+    for bot in bots:
+        try:
+            entrant_enter(tournament_id=tournament.pk, bot_id=bot.pk, user=bot.owner)
+        except BotNotEligible:
+            raise BotNotEligible(
+                f"{bot.name} is not verified and enabled: only verified, enabled bots can "
+                "enter a tournament.") from None
+    return tournament_start(tournament_id=tournament.pk, user=owner, dispatch=False)
+
+
+@transaction.atomic
 def entrant_enter(*, tournament_id: int, bot_id: int, user: AbstractBaseUser
                   ) -> tuple[Entrant, bool]:
     """Enter ``user``'s own verified, enabled bot while the tournament takes entrants. The

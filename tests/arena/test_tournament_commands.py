@@ -11,12 +11,15 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from rest_framework.exceptions import ValidationError
 
 from arena import services
 from arena.local_bots import DEMO_USER, REFERENCE, STARTER
-from arena.models import Rating, Tournament, TournamentGame, TournamentStatus
+from arena.models import Entrant, Rating, Tournament, TournamentGame, TournamentStatus
 from arena.terminal import ProgressBar, table
+from bots import services as bot_services
 from bots.models import Bot
+from core.api_errors import error_body
 
 # Games run on threads of their own (connections of their own): committed data, not a test
 # transaction they cannot see.
@@ -97,6 +100,60 @@ def test_tournament_run_plays_an_existing_draft_tournament(alice: Any) -> None:
 def test_tournament_run_refuses_what_it_cannot_run(args: tuple[str, ...], message: str) -> None:
     with pytest.raises(CommandError, match=message):
         run("tournament", "run", *args)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--bots", "heuristic", "random", "--table-size", "3"),
+         "^a table of 3 needs at least 3 entrants$"),
+        (("--bots", "heuristic", "random", "--table-size", "11"),
+         r"^table_size: Must be a whole number from 2 to 10\.$"),
+        (("--bots", "heuristic", "random", "--seed", "-1"),
+         r"^seed: Must be a whole number from 0 to \d+\.$"),
+        (("--bots", "heuristic", "random", "--options", '{"stacking": 1}'),
+         "^options.stacking: must be a boolean$"),
+        (("--bots", "heuristic", "random", "--options", '{"players": 3}'),
+         r"^options.players: must equal table_size \(2\)"),
+        (("--bots", "heuristic", "unverified"),
+         "^unverified is not verified and enabled: only verified, enabled bots can enter"),
+        (("--bots", "heuristic", "heuristic"), "^bots: heuristic is named twice"),
+        (("--bots", "heuristic", "HEURISTIC"), "^bots: heuristic is named twice"),
+    ],
+)
+def test_it_refuses_bad_input_in_one_line_and_leaves_no_tournament_behind(
+    args: tuple[str, ...], message: str
+) -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    demo = Bot.objects.get(name="random").owner
+    bot_services.bot_create(owner=demo, name="unverified", url="http://127.0.0.1:9/")
+    before = set(Tournament.objects.values_list("pk", flat=True))
+    entrants = Entrant.objects.count()
+    with pytest.raises(CommandError, match=message):
+        run("tournament", "run", *args)
+    assert set(Tournament.objects.values_list("pk", flat=True)) == before
+    assert Entrant.objects.count() == entrants
+
+
+def test_it_refuses_with_the_message_the_api_gives_for_the_same_fields() -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    with pytest.raises(ValidationError) as api:
+        services.tournament_check(name="x", options={}, table_size=11)
+    with pytest.raises(CommandError) as command:
+        run("tournament", "run", "--bots", "heuristic", "random", "--table-size", "11")
+    assert str(command.value) == error_body(api.value)["detail"]
+
+
+def test_it_refuses_to_start_a_draft_with_too_few_entrants_and_leaves_it_a_draft() -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    demo = Bot.objects.get(name="random").owner
+    lonely = services.tournament_create(owner=demo, name="Lonely", options={"single_hand": True})
+    services.entrant_enter(tournament_id=lonely.pk, bot_id=Bot.objects.get(name="random").pk,
+                           user=demo)
+    with pytest.raises(CommandError, match=r"^a table of 2 needs at least 2 entrants$"):
+        run("tournament", "run", str(lonely.pk))
+    lonely.refresh_from_db()
+    assert lonely.status == TournamentStatus.DRAFT and not lonely.matches.exists()
 
 
 def test_the_progress_bar_redraws_in_place_on_a_terminal_and_prints_lines_elsewhere() -> None:
