@@ -6,16 +6,28 @@ from __future__ import annotations
 
 import io
 import re
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from rest_framework.exceptions import ValidationError
 
-from arena import services
+from arena import runner, services
 from arena.local_bots import DEMO_USER, REFERENCE, STARTER
-from arena.models import Entrant, Rating, Tournament, TournamentGame, TournamentStatus
+from arena.models import (
+    Entrant,
+    Match,
+    MatchStatus,
+    Rating,
+    Tournament,
+    TournamentGame,
+    TournamentStatus,
+)
 from arena.terminal import ProgressBar, table
 from bots import services as bot_services
 from bots.models import Bot
@@ -154,6 +166,75 @@ def test_it_refuses_to_start_a_draft_with_too_few_entrants_and_leaves_it_a_draft
         run("tournament", "run", str(lonely.pk))
     lonely.refresh_from_db()
     assert lonely.status == TournamentStatus.DRAFT and not lonely.matches.exists()
+
+
+def _elsewhere(match: Match, token: str,
+               then: Callable[[], None] = lambda: None) -> threading.Thread:
+    """Another runner (a worker, the server's thread) holding ``match``'s claim: after a
+    moment, ``then``, and it plays the match (or ends it, cancelled) and finalizes."""
+
+    def play() -> None:
+        try:
+            time.sleep(1.0)
+            then()
+            runner.MatchRun(Match.objects.select_related("tournament").get(pk=match.pk),
+                            token).run()
+            services.tournament_finalize(tournament_id=match.tournament_id)
+        finally:
+            connection.close()
+
+    return threading.Thread(target=play, daemon=True)
+
+
+def _started_with_one_match_claimed_elsewhere() -> tuple[Tournament, Match, str]:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    tournament = services.tournament_create_started(
+        owner=Bot.objects.get(name="random").owner,
+        bots=list(Bot.objects.filter(name__in=["random", "greedy", "heuristic"])),
+        name="Shared", options={"single_hand": True}, games_per_pairing=2, seed=5)
+    match = tournament.matches.order_by("number").last()
+    assert match is not None
+    token = services.match_claim(match_id=match.pk)
+    assert token is not None
+    return tournament, match, token
+
+
+def test_it_follows_a_tournament_played_elsewhere_too_to_its_final_table() -> None:
+    tournament, match, token = _started_with_one_match_claimed_elsewhere()
+    other = _elsewhere(match, token)
+    other.start()
+    text = run("tournament", "run", str(tournament.pk))
+    other.join(timeout=60)
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.FINISHED and tournament.finalized_at
+    assert tournament.games_done == tournament.games_total == 6
+    assert "claimed elsewhere" in text and "6/6 games" in text
+    assert f"Tournament {tournament.pk} (Shared) is finished: 6 games" in text
+    assert all(line["low"] is not None or line["games"] == 0
+               for line in tournament.bradley_terry["ratings"])
+    # The final table, with the Bradley-Terry column filled in.
+    for row in tournament.bradley_terry["ratings"]:
+        name = Bot.objects.get(pk=row["bot"]).name
+        assert re.search(rf"^\d+\s+{name}\s.*\s{row['rating']:.1f}\s", text, re.M), text
+    assert Match.objects.get(pk=match.pk).status == MatchStatus.DONE
+
+
+def test_it_says_so_when_the_tournament_it_follows_is_cancelled() -> None:
+    tournament, match, token = _started_with_one_match_claimed_elsewhere()
+    owner = tournament.owner
+
+    def cancel() -> None:  # the other runner's match then stops before its first game
+        services.tournament_cancel(tournament_id=tournament.pk, user=owner)
+
+    other = _elsewhere(match, token, then=cancel)
+    other.start()
+    text = run("tournament", "run", str(tournament.pk))
+    other.join(timeout=60)
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.CANCELLED and tournament.finalized_at
+    assert f"Tournament {tournament.pk} was cancelled while it ran" in text
+    assert f"Tournament {tournament.pk} (Shared) is cancelled" in text
+    assert Match.objects.get(pk=match.pk).status == MatchStatus.CANCELLED
 
 
 def test_the_progress_bar_redraws_in_place_on_a_terminal_and_prints_lines_elsewhere() -> None:

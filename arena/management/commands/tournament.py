@@ -6,7 +6,9 @@ and the final table.
         --options '{"single_hand": true}' --seed 7   # a new one between these bots
 
 The reference bots (random, greedy, heuristic) registered by ``manage.py demo`` are served by
-this command itself while it runs, so they can always be named here.
+this command itself while it runs, so they can always be named here. A running tournament's
+matches that a worker or the server already plays are followed to their end (the bar moves
+with them), then the final table is printed.
 """
 
 from __future__ import annotations
