@@ -264,3 +264,17 @@ def test_tables_align_numbers_right_and_text_left() -> None:
     assert lines[0] == "bot        Elo  win rate"
     assert lines[2] == "a       1500.0       50%"
     assert lines[3] == "longer  1612.2      100%"
+
+
+def test_the_final_table_shows_an_interval_one_game_cannot_give_as_unknown() -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    text = run("tournament", "run", "--bots", "heuristic", "random", "--games-per-pairing", "1",
+               "--options", '{"single_hand": true}', "--seed", "3")
+    tournament = Tournament.objects.latest("id")
+    assert all(row["low"] is None and row["high"] is None
+               for row in tournament.bradley_terry["ratings"])
+    for row in tournament.bradley_terry["ratings"]:
+        name = Bot.objects.get(pk=row["bot"]).name
+        # ... BT, then the interval as unknown ("-"), then the Elo.
+        assert re.search(rf"^\d+\s+{name}\s.*\s{row['rating']:.1f}\s+-\s+\d+\.\d$", text,
+                         re.M), text
