@@ -150,10 +150,12 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
         if not fitted:
             return None
         url = reverse("admin:arena_tournament_change", args=[fitted["tournament"]])
-        return format_html('<a href="{}" title="{}">{} [{}, {}]</a>', url,
+        low, high = fitted.get("low"), fitted.get("high")
+        interval = admin_tables.NO_INTERVAL if low is None or high is None else (
+            f"{low:.0f}, {high:.0f}")
+        return format_html('<a href="{}" title="{}">{} [{}]</a>', url,
                            "Its Bradley-Terry rating in its latest finished tournament",
-                           f"{fitted['rating']:.0f}", f"{fitted['low']:.0f}",
-                           f"{fitted['high']:.0f}")
+                           f"{fitted['rating']:.0f}", interval)
 
     @admin.display(description="Win rate", ordering="win_rate")
     def win_rate_shown(self, rating: Any) -> str:

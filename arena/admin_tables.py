@@ -90,12 +90,15 @@ def _number(value: object) -> float | None:
     return None
 
 
+NO_INTERVAL = "—"  # the games gave no interval (docs/ratings.md): unknown, not zero-wide
+
+
 def interval_text(interval: tuple[float, float, float] | None) -> str:
     if interval is None:
         return ""
     rating, low, high = interval
     if math.isnan(low) or math.isnan(high):
-        return f"{rating:.0f}"
+        return f"{rating:.0f} [{NO_INTERVAL}]"
     return f"{rating:.0f} [{low:.0f}, {high:.0f}]"
 
 

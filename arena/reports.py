@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import OutputWrapper
 
 from arena import presenters, services
-from arena.models import Tournament, TournamentStatus
+from arena.models import MatchStatus, Tournament, TournamentStatus
 from arena.serializers import progress_data
 from arena.terminal import ProgressBar, table
 
@@ -20,20 +20,31 @@ def _progress_of(update: Any) -> Mapping[str, Any]:
 
 
 def run_in_foreground(tournament: Tournament, out: OutputWrapper) -> Tournament:
-    """Play every match of the tournament in this process, drawing the progress bar."""
+    """Play every match of the tournament in this process, drawing the progress bar; the
+    matches other runners hold (a worker, the server) are followed to their end."""
     if tournament.status == TournamentStatus.DRAFT:  # scheduled, but no task sent: played here
         tournament = services.tournament_start(tournament_id=tournament.pk,
                                                user=tournament.owner, dispatch=False)
+    elif tournament.matches.filter(status=MatchStatus.RUNNING).exists():
+        out.write(f"Tournament {tournament.pk} has matches claimed elsewhere (a worker, the "
+                  "server): following it to its end.\n")
     bar = ProgressBar(out._out if isinstance(out, OutputWrapper) else out)
     bar.update(progress_data(tournament))
     try:
         services.tournament_run_foreground(
-            tournament_id=tournament.pk, on_progress=lambda u: bar.update(_progress_of(u))
+            tournament_id=tournament.pk, on_progress=lambda u: bar.update(_progress_of(u)),
+            follow=True,
         )
     finally:
         tournament.refresh_from_db()
         bar.update(progress_data(tournament))
         bar.finish()
+    if tournament.status == TournamentStatus.CANCELLED:
+        out.write(f"Tournament {tournament.pk} was cancelled while it ran: the table is of the "
+                  f"{tournament.games_done} of {tournament.games_total} games played.\n")
+    elif tournament.status == TournamentStatus.RUNNING:
+        out.write(f"Tournament {tournament.pk} is not over: a match failed here (see the log); "
+                  "the sweep, or running this again, takes it over.\n")
     return tournament
 
 

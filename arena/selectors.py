@@ -79,7 +79,8 @@ def latest_bradley_terry(*, rule_set: str, bot_ids: Collection[int] | None = Non
 
 def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
     """Every rated bot on ``rule_set``, best Elo first: its Elo, Bradley-Terry rating and
-    interval (from the latest finished tournament it played, or None), games, wins, win rate,
+    interval (from the latest finished tournament it played, or None; its ``low`` and
+    ``high`` None where the games gave no interval), games, wins, win rate,
     turn latency p50/p99 and strikes (all its games)."""
     ratings = list(Rating.objects.filter(rule_set=rule_set).select_related("bot", "bot__owner")
                    .order_by("-elo", "bot_id"))
@@ -96,7 +97,8 @@ def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
             "owner": rating.bot.owner.get_username(), "verified": rating.bot.verified,
             "enabled": rating.bot.enabled, "rule_set": rule_set, "elo": round(rating.elo, 1),
             # The Bradley-Terry rating and its interval, from its latest finished tournament.
-            "interval": None if fitted is None or fitted["low"] is None else fitted,
+            # (``low``/``high`` None where its games gave no interval: docs/ratings.md.)
+            "interval": None if fitted is None or fitted["rating"] is None else fitted,
             "games": rating.games, "wins": rating.wins,
             "win_rate": round(rating.wins / rating.games, 4) if rating.games else 0.0,
             "latency_p50_ms": latency["p50_ms"], "latency_p99_ms": latency["p99_ms"],

@@ -149,9 +149,11 @@ class StandingOut(serializers.Serializer):
     forfeits = serializers.IntegerField()
     rating = serializers.FloatField(allow_null=True, help_text="Bradley-Terry rating (Elo "
                                     "scale, mean 1500), once the tournament is finalized.")
-    low = serializers.FloatField(allow_null=True, help_text="95% bootstrap interval, low end.")
+    low = serializers.FloatField(allow_null=True, help_text="95% bootstrap interval, low end "
+                                 "(null until finalized, and where the games give no interval: "
+                                 "fewer than two distinct resampling units, or no games).")
     high = serializers.FloatField(allow_null=True, help_text="95% bootstrap interval, "
-                                  "high end.")
+                                  "high end (null when `low` is).")
 
 
 class StandingsOut(serializers.Serializer):
@@ -210,8 +212,10 @@ class LeaderboardRowOut(serializers.Serializer):
         "its latest finished tournament of this rule set (null if none): that tournament's "
         "verdict, beside the Elo that all its rated games built.")
     low = serializers.FloatField(allow_null=True, help_text="95% interval of that "
-                                 "Bradley-Terry rating, low end (null if none).")
-    high = serializers.FloatField(allow_null=True)
+                                 "Bradley-Terry rating, low end (null if none, or where that "
+                                 "tournament's games gave no interval).")
+    high = serializers.FloatField(allow_null=True, help_text="The interval's high end (null "
+                                  "when `low` is).")
     bradley_terry_tournament = serializers.IntegerField(
         allow_null=True, help_text="The id of the tournament the Bradley-Terry figures are "
         "from (null if none).")

@@ -20,6 +20,7 @@ import logging
 import math
 import secrets
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from typing import Any
@@ -55,6 +56,7 @@ from games.uno.cards import POINTS, POINTS_2022
 log = logging.getLogger(__name__)
 
 MAX_GAMES = 100_000  # games one tournament may schedule
+FOLLOW_POLL_SECONDS = 0.5  # how often a run that follows other runners looks at their matches
 
 
 # --- create, enter, withdraw -----------------------------------------------------------------
@@ -125,6 +127,30 @@ def tournament_check(
         "turn_timeout_ms": turn_timeout_ms, "max_strikes": max_strikes, "seed": seed,
         "rated": bool(rated),
     }
+
+
+@transaction.atomic
+def tournament_create_started(*, owner: AbstractBaseUser, bots: Sequence[Bot],
+                              **fields: Any) -> Tournament:
+    """A tournament of ``owner``'s between ``bots``, in one transaction: created (``fields``
+    as ``tournament_check`` takes them), each bot entered by its owner (verified and enabled,
+    or refused), and started with nothing dispatched: the caller plays it
+    (``tournament_run_foreground``: ``manage.py tournament run``, ``demo``). A refusal, the
+    same the API gives at each step, leaves nothing written."""
+    seen: set[int] = set()
+    for bot in bots:
+        if bot.pk in seen:
+            raise ValidationError({"bots": [f"{bot.name} is named twice: a bot enters once."]})
+        seen.add(bot.pk)
+    tournament = tournament_create(owner=owner, **fields)
+    for bot in bots:
+        try:
+            entrant_enter(tournament_id=tournament.pk, bot_id=bot.pk, user=bot.owner)
+        except BotNotEligible:
+            raise BotNotEligible(
+                f"{bot.name} is not verified and enabled: only verified, enabled bots can "
+                "enter a tournament.") from None
+    return tournament_start(tournament_id=tournament.pk, user=owner, dispatch=False)
 
 
 @transaction.atomic
@@ -661,25 +687,46 @@ def _finalize_the_unfinalized() -> int:
 
 
 def tournament_run_foreground(
-    *, tournament_id: int, on_progress: Callable[[Tournament], None] | None = None
+    *, tournament_id: int, on_progress: Callable[[Tournament], None] | None = None,
+    follow: bool = False,
 ) -> Tournament:
     """Play every match of a started tournament in this process (``manage.py demo``,
-    ``tournament run``, and the embedded default's background thread), then finalize it."""
+    ``tournament run``, and the embedded default's background thread), then finalize it.
+
+    A match another runner holds (a worker, the server's background thread) is left to it.
+    ``follow``: then wait for them (``on_progress`` every FOLLOW_POLL_SECONDS), taking over a
+    match whose claim goes stale, until the tournament is finalized: finished, or cancelled
+    and its running matches stopped. Unless a match failed here: its claim goes stale, and a
+    later run or the sweep takes it over."""
 
     def progress() -> None:
         if on_progress is not None:
             on_progress(Tournament.objects.get(pk=tournament_id))
 
-    for match_id in Match.objects.filter(tournament_id=tournament_id).order_by(
-            "number").values_list("pk", flat=True):
-        if not Tournament.objects.filter(
-                pk=tournament_id, status=TournamentStatus.RUNNING).exists():
-            break
+    failed = _play_unclaimed(tournament_id, progress)
+    tournament_finalize(tournament_id=tournament_id)
+    while follow and not failed and Tournament.objects.filter(
+            pk=tournament_id, finalized_at__isnull=True).exists():
+        time.sleep(FOLLOW_POLL_SECONDS)
+        progress()
+        failed = _play_unclaimed(tournament_id, progress)
+        tournament_finalize(tournament_id=tournament_id)
+    return Tournament.objects.get(pk=tournament_id)
+
+
+def _play_unclaimed(tournament_id: int, progress: Callable[[], None]) -> bool:
+    """Claim and play, in order, each match of the tournament that nobody plays: pending, or
+    its runner's claim gone stale (after a cancel, only to end it: no game begins). Whether
+    one of them failed here."""
+    failed = False
+    for match_id in Match.objects.filter(
+            tournament_id=tournament_id, status__in=(MatchStatus.PENDING, MatchStatus.RUNNING)
+    ).order_by("number").values_list("pk", flat=True):
         try:
             match_play(match_id=match_id, on_progress=progress)
         except Exception:
             # One match's failure (a database error mid-game) does not stop the others; its
             # claim goes stale, and a later run or the sweep takes it over.
             log.exception("tournament %s: match %s failed", tournament_id, match_id)
-    tournament_finalize(tournament_id=tournament_id)
-    return Tournament.objects.get(pk=tournament_id)
+            failed = True
+    return failed

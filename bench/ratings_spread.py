@@ -14,6 +14,7 @@ gap is zero, so the spread of their gap is luck alone.
 from __future__ import annotations
 
 import dataclasses
+import math
 import random
 import statistics
 import sys
@@ -114,6 +115,11 @@ def tournament(seed: int, games: int, size: int, duplicate: bool, options: Optio
     return {name: line for name, line in rated.items()}
 
 
+def _mean(values: list[float]) -> float:
+    """The mean interval width, nan if no tournament gave an interval."""
+    return statistics.mean(values) if values else math.nan
+
+
 def main() -> None:
     args = sys.argv[1:] + ["10", "60", "2", "0", "reference"][len(sys.argv) - 1 :]
     runs, games, size, single = int(args[0]), int(args[1]), int(args[2]), args[3] == "1"
@@ -132,7 +138,8 @@ def main() -> None:
         for run in range(runs):
             for name, line in tournament(1000 + run, games, size, duplicate, options).items():
                 ratings[name].append(line.rating)
-                widths[name].append(line.high - line.low)
+                if not math.isnan(line.low):  # nan: the games gave no interval
+                    widths[name].append(line.high - line.low)
         took = time.perf_counter() - started
         print(f"duplicate deals={duplicate} ({took:.0f} s)")
         for name in STRATEGIES:
@@ -140,7 +147,7 @@ def main() -> None:
             print(
                 f"  {name:15} mean {statistics.mean(values):7.1f}"
                 f"  sd across runs {statistics.stdev(values):5.1f}"
-                f"  mean 95% interval width {statistics.mean(widths[name]):5.1f}"
+                f"  mean 95% interval width {_mean(widths[name]):5.1f}"
             )
         names = list(STRATEGIES)
         for i, a in enumerate(names):

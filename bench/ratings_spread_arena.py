@@ -33,6 +33,11 @@ FIELDS = {"reference": ("random", "greedy", "heuristic"),
           "twins": ("heuristic", "heuristic", "greedy")}
 
 
+def _mean(values: list[float]) -> float:
+    """The mean interval width, nan if no tournament gave an interval."""
+    return statistics.mean(values) if values else float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=8)
@@ -80,14 +85,15 @@ def main() -> None:
                 fitted = Tournament.objects.get(pk=t.pk).bradley_terry["ratings"]
                 for row in fitted:
                     ratings[row["bot"]].append(row["rating"])
-                    widths[row["bot"]].append(row["high"] - row["low"])
+                    if row["low"] is not None:  # None: the games gave no interval
+                        widths[row["bot"]].append(row["high"] - row["low"])
             took = time.perf_counter() - started
             print(f"duplicate deals={duplicate} ({took:.0f} s)", flush=True)
             for bot in bots:
                 values = ratings[bot.pk]
                 print(f"  {label[bot.pk]:12} mean {statistics.mean(values):7.1f}"
                       f"  sd across runs {statistics.stdev(values):5.1f}"
-                      f"  mean 95% interval width {statistics.mean(widths[bot.pk]):5.1f}")
+                      f"  mean 95% interval width {_mean(widths[bot.pk]):5.1f}")
             for i, a in enumerate(bots):
                 for b in bots[i + 1:]:
                     gaps = [x - y for x, y in zip(ratings[a.pk], ratings[b.pk], strict=True)]

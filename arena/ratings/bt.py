@@ -18,6 +18,11 @@ mean is 1500. The 95% interval of each rating is the 2.5th and 97.5th percentile
 over bootstrap tournaments: the stored games resampled with replacement (whole games, so a
 multi-seat game's pairs stay together, and all the seatings of a duplicate deal together),
 each rated the same way and centred the same way.
+The interval is unknown (nan; null in the API) where the games cannot give one: when there
+are fewer than two distinct resampling units (one game, one deal, or all of them alike), as
+every resample is then the tournament itself; for an entrant with no games, whose rating is
+only the prior's; and for an entrant whose rating every resample agrees on. A zero-width
+interval there would claim a certainty that the games do not hold.
 Resampling uses numpy's PCG64 generator seeded with ``seed``: the same games in the same order
 with the same seed give the same intervals.
 """
@@ -40,6 +45,7 @@ _BATCH_CELLS = 4_000_000  # numbers per array in one batch of resamples (32 MB)
 _TOLERANCE = 1e-10  # stop when no log-strength moves more than this in a step
 _MAX_ITERATIONS = 500
 _MAX_STEP = 1.0  # largest change of a natural-log strength in one Newton step
+_NO_WIDTH = 1e-6  # rating points: an interval this narrow is every resample agreeing
 
 Floats = npt.NDArray[np.float64]
 
@@ -48,8 +54,8 @@ Floats = npt.NDArray[np.float64]
 class BTRating:
     entrant: Entrant
     rating: float
-    low: float  # 2.5th percentile over the bootstrap, nan when there were no resamples
-    high: float  # 97.5th percentile
+    low: float  # 2.5th percentile over the bootstrap; nan when unknown (see the module)
+    high: float  # 97.5th percentile; nan when unknown
     games: int
 
 
@@ -81,8 +87,9 @@ def _bradley_terry(
     index = {name: i for i, name in enumerate(names)}
     units = _Units(games, index, n)
     point = _centred(_fit(units.wins(units.counts[None, :]), n, prior))[0]
+    played = _games_played(games, index, n)
     low = high = np.full(n, np.nan)
-    if resamples > 0 and games:
+    if resamples > 0 and len(units.counts) >= 2:  # else every resample is the tournament
         rng = np.random.Generator(np.random.PCG64(seed))
         total = int(units.counts.sum())
         # In batches, so that a big field never holds (resamples x n x n) arrays at once.
@@ -93,7 +100,8 @@ def _bradley_terry(
             draws = rng.multinomial(total, units.counts / total, size=size).astype(np.float64)
             boot[start : start + size] = _centred(_fit(units.wins(draws), n, prior))
         low, high = np.percentile(boot, [2.5, 97.5], axis=0)
-    played = _games_played(games, index, n)
+        unknown = (np.array(played) == 0) | (high - low < _NO_WIDTH)
+        low, high = np.where(unknown, np.nan, low), np.where(unknown, np.nan, high)
     return {
         name: BTRating(name, float(point[i]), float(low[i]), float(high[i]), int(played[i]))
         for i, name in enumerate(names)

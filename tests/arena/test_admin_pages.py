@@ -344,3 +344,25 @@ def test_save_and_add_another_comes_back_to_an_empty_form(staff: Client) -> None
 
     assert answer.status_code == 302 and answer["Location"] == ADD
     assert Tournament.objects.count() == 1
+
+
+def test_an_interval_the_games_could_not_give_shows_as_unknown_not_as_a_point(
+    staff: Client, world: World
+) -> None:
+    """A Bradley-Terry fit without an interval (too few resampling units, a bot without
+    games: docs/ratings.md) shows its rating and a dash, on the leaderboard and the page."""
+    heuristic, greedy = world.bots["heuristic"], world.bots["greedy"]
+    Tournament.objects.filter(pk=world.finished.pk).update(bradley_terry={"ratings": [
+        {"bot": heuristic.pk, "rating": 1675.8, "low": None, "high": None, "games": 2},
+        {"bot": greedy.pk, "rating": 1324.2, "low": None, "high": None, "games": 2},
+    ]})
+    board = staff.get("/admin/arena/rating/")
+    assert board.status_code == 200
+    cup = f"/admin/arena/tournament/{world.finished.pk}/change/"
+    assert re.search(rf'field-interval_shown"><a href="{cup}"[^>]*>1676 \[—\]</a>',
+                     board.content.decode())
+    page = staff.get(cup)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "1676 [—]" in html and "1324 [—]" in html
+    assert "1676 [1676" not in html

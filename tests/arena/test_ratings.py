@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.ratings import (
+    BTRating,
     EloLadder,
     GameResult,
     bradley_terry,
@@ -271,19 +272,61 @@ def test_the_same_games_and_seed_give_the_same_intervals() -> None:
 
 
 def test_the_bootstrap_resamples_the_seatings_of_a_duplicate_deal_together() -> None:
-    # Every deal is won by whoever sits in seat 0: alice takes one game of each deal and bob
-    # the other. Deal by deal the luck cancels exactly, so every resample of whole deals is
-    # 1-1 per deal and both stay at 1500: a zero-width interval. Resampled game by game, the
-    # same games give a wide one.
+    # Whoever sits in seat 0 wins, but in four deals of twenty alice wins both seatings: 24-16.
+    # Deal by deal the seat's luck cancels, so resamples of whole deals vary only in how many
+    # of those four they draw: a narrow interval. Resampled game by game, the same games give
+    # a wide one.
     games = []
     for deal in range(20):
         games.append(GameResult(("alice", "bob"), winner=0, points_left=(0, 9), deal=deal))
-        games.append(GameResult(("bob", "alice"), winner=0, points_left=(0, 9), deal=deal))
-    by_deal = bradley_terry(games, resamples=200, seed=1)
-    assert (by_deal["alice"].low, by_deal["alice"].high) == pytest.approx((1500, 1500))
+        alice_again = deal < 4
+        games.append(GameResult(("bob", "alice"), winner=1 if alice_again else 0,
+                                points_left=(9, 0) if alice_again else (0, 9), deal=deal))
+    by_deal = bradley_terry(games, resamples=200, seed=1)["alice"]
     loose = [dataclasses.replace(game, deal=None) for game in games]
-    by_game = bradley_terry(loose, resamples=200, seed=1)
-    assert by_game["alice"].high - by_game["alice"].low > 50
+    by_game = bradley_terry(loose, resamples=200, seed=1)["alice"]
+    assert by_deal.rating == pytest.approx(by_game.rating)
+    assert by_deal.low < by_deal.rating < by_deal.high
+    assert by_game.high - by_game.low > 1.5 * (by_deal.high - by_deal.low)
+
+
+def _no_interval(line: BTRating) -> bool:
+    return math.isnan(line.low) and math.isnan(line.high)
+
+
+def test_one_resampling_unit_gives_no_interval() -> None:
+    # One game; or one duplicate deal, its two seatings resampled together.
+    alone = bradley_terry([two_seat("alice", "bob", winner=0)], resamples=200, seed=1)
+    deal = [GameResult(("alice", "bob"), winner=0, points_left=(0, 9), deal=7),
+            GameResult(("bob", "alice"), winner=0, points_left=(0, 9), deal=7)]
+    one_deal = bradley_terry(deal, resamples=200, seed=1)
+    for rated in (alone, one_deal):
+        assert all(_no_interval(line) for line in rated.values())
+    assert alone["alice"].rating > 1500 and one_deal["alice"].rating == pytest.approx(1500)
+
+
+def test_units_that_are_all_alike_give_no_interval() -> None:
+    # Two bots, two games per pairing, both won by alice: every resample is the tournament.
+    same = bradley_terry([two_seat("alice", "bob", winner=0)] * 2, resamples=200, seed=1)
+    assert same["alice"].rating > 1600 and all(_no_interval(line) for line in same.values())
+    # Twenty duplicate deals, each split 1-1 by the seat: every resample is 20 split deals.
+    deals = []
+    for deal in range(20):
+        deals.append(GameResult(("alice", "bob"), winner=0, points_left=(0, 9), deal=deal))
+        deals.append(GameResult(("bob", "alice"), winner=0, points_left=(0, 9), deal=deal))
+    split = bradley_terry(deals, resamples=200, seed=1)
+    assert all(_no_interval(line) for line in split.values())
+
+
+def test_an_entrant_with_no_games_gets_no_interval_beside_the_others_proper_ones() -> None:
+    games = [two_seat("alice", "bob", winner=0), two_seat("alice", "bob", winner=1),
+             two_seat("alice", "bob", winner=0)]
+    rated = bradley_terry(games, entrants=["alice", "bob", "carol"], resamples=200, seed=1)
+    assert rated["carol"].games == 0 and _no_interval(rated["carol"])
+    for name in ("alice", "bob"):
+        assert rated[name].low < rated[name].rating < rated[name].high
+    nothing = bradley_terry([], entrants=["alice", "bob"], resamples=200, seed=1)
+    assert all(_no_interval(line) for line in nothing.values())
 
 
 def test_resamples_in_batches_give_the_same_intervals(monkeypatch: pytest.MonkeyPatch) -> None:

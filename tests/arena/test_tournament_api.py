@@ -5,14 +5,18 @@ tournament's owner (or staff) starts and cancels it."""
 
 from __future__ import annotations
 
+import importlib
 import itertools
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
-from arena.models import Rating
+from arena import services
+from arena.models import Entrant, Rating, Tournament
+from arena.ratings import GameResult
 from bots.models import Bot
+from tests.arena.admin_fixtures import build_world
 from tests.bots.helpers import register
 from tests.games.conftest import client_for
 
@@ -332,7 +336,10 @@ def test_a_tournament_started_over_the_api_plays_in_the_background_to_its_standi
         assert table["final"] is True
         assert sorted(line["name"] for line in table["standings"]) == ["alices-bot", "bobs-bot"]
         assert sum(line["games"] for line in table["standings"]) == 8  # two seats a game
-        assert all(line["low"] <= line["rating"] <= line["high"] for line in table["standings"])
+        # Two duplicate deals: alike (the same bot won both seatings of each, say), every
+        # resample is the tournament and there is no interval (docs/ratings.md).
+        assert all(line["low"] is line["high"] is None
+                   or line["low"] <= line["rating"] <= line["high"] for line in table["standings"])
         board = charlie_api.get("/api/leaderboard/?rule_set=single_hand").json()["results"]
         assert [row["rank"] for row in board] == [1, 2]
         assert board[0]["elo"] >= board[1]["elo"] and all(row["games"] == 4 for row in board)
@@ -383,3 +390,81 @@ def test_a_ladder_is_found_by_its_rules_in_any_order_and_a_name_of_no_rules_is_a
             refused = charlie_api.get(f"{path}?rule_set={nonsense}")
             assert refused.status_code == 400, (path, nonsense)
             assert "rule_set" in refused.json()["fields"]
+
+
+def _two_seat(first: Bot, second: Bot, *, deal: int | None = None) -> GameResult:
+    return GameResult(players=(first.pk, second.pk), winner=0, points_left=(0, 30), deal=deal)
+
+
+def test_the_fit_gives_no_interval_where_the_games_cannot_give_one(
+    alice: Any, bob: Any
+) -> None:
+    world = build_world(alice, bob)
+    heuristic, greedy = world.bots["heuristic"], world.bots["greedy"]
+    Entrant.objects.create(tournament=world.finished, bot=world.bots["random"])  # no games
+    cases = {
+        "one game": [_two_seat(heuristic, greedy)],
+        "two games alike": [_two_seat(heuristic, greedy)] * 2,
+        "one duplicate deal": [_two_seat(heuristic, greedy, deal=3),
+                               _two_seat(greedy, heuristic, deal=3)],
+    }
+    for case, results in cases.items():
+        fitted = services.bradley_terry_json(world.finished, results)["ratings"]
+        assert len(fitted) == 3, case
+        assert all(row["low"] is None and row["high"] is None for row in fitted), case
+        assert all(row["rating"] is not None for row in fitted), case
+    split = [_two_seat(heuristic, greedy), _two_seat(greedy, heuristic)] * 3
+    rows = {r["bot"]: r for r in services.bradley_terry_json(world.finished, split)["ratings"]}
+    assert rows[world.bots["random"].pk]["low"] is None  # no games: no interval
+    assert rows[heuristic.pk]["low"] < rows[heuristic.pk]["rating"] < rows[heuristic.pk]["high"]
+
+
+def test_an_interval_the_games_could_not_give_is_null_in_standings_and_leaderboard(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    world = build_world(alice, bob)
+    heuristic, greedy = world.bots["heuristic"], world.bots["greedy"]
+    Tournament.objects.filter(pk=world.finished.pk).update(bradley_terry={"ratings": [
+        {"bot": heuristic.pk, "rating": 1675.8, "low": None, "high": None, "games": 2},
+        {"bot": greedy.pk, "rating": 1324.2, "low": None, "high": None, "games": 2},
+    ]})
+    table = charlie_api.get(f"/api/tournaments/{world.finished.pk}/standings/").json()
+    lines = {line["bot"]: line for line in table["standings"]}
+    assert (lines[heuristic.pk]["rating"], lines[heuristic.pk]["low"],
+            lines[heuristic.pk]["high"]) == (1675.8, None, None)
+    board = charlie_api.get("/api/leaderboard/").json()["results"]
+    row = next(r for r in board if r["bot"] == heuristic.pk)
+    assert (row["bradley_terry"], row["low"], row["high"]) == (1675.8, None, None)
+    assert row["bradley_terry_tournament"] == world.finished.pk
+    assert [r["name"] for r in board] == ["heuristic", "greedy", "random"]  # by Elo, as ever
+
+
+def test_the_schema_says_an_interval_may_be_null() -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    schemas = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    for name in ("StandingOut", "LeaderboardRowOut"):
+        for end in ("low", "high"):
+            assert schemas[name]["properties"][end].get("nullable") is True, (name, end)
+
+
+def test_the_migration_makes_stored_point_intervals_unknown(alice: Any, bob: Any) -> None:
+    """Fits stored before intervals could be unknown kept a point (low == high) for them."""
+    from django.apps import apps
+
+    migration = importlib.import_module("arena.migrations.0003_bradley_terry_unknown_intervals")
+    world = build_world(alice, bob)
+    heuristic, greedy, lonely = (world.bots[n] for n in ("heuristic", "greedy", "random"))
+    stored = {"ratings": [
+        {"bot": heuristic.pk, "rating": 1675.8, "low": 1675.8, "high": 1675.8, "games": 2},
+        {"bot": greedy.pk, "rating": 1324.2, "low": 1250.0, "high": 1400.0, "games": 2},
+        {"bot": lonely.pk, "rating": 1500.0, "low": 1450.0, "high": 1550.0, "games": 0},
+    ]}
+    Tournament.objects.filter(pk=world.finished.pk).update(bradley_terry=stored)
+    migration.unknown_intervals(apps, None)
+    rows = {r["bot"]: r for r in
+            Tournament.objects.get(pk=world.finished.pk).bradley_terry["ratings"]}
+    assert (rows[heuristic.pk]["low"], rows[heuristic.pk]["high"]) == (None, None)
+    assert (rows[lonely.pk]["low"], rows[lonely.pk]["high"]) == (None, None)
+    assert (rows[greedy.pk]["low"], rows[greedy.pk]["high"]) == (1250.0, 1400.0)
+    assert rows[heuristic.pk]["rating"] == 1675.8

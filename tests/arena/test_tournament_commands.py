@@ -6,17 +6,32 @@ from __future__ import annotations
 
 import io
 import re
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
+from rest_framework.exceptions import ValidationError
 
-from arena import services
+from arena import runner, services
 from arena.local_bots import DEMO_USER, REFERENCE, STARTER
-from arena.models import Rating, Tournament, TournamentGame, TournamentStatus
+from arena.models import (
+    Entrant,
+    Match,
+    MatchStatus,
+    Rating,
+    Tournament,
+    TournamentGame,
+    TournamentStatus,
+)
 from arena.terminal import ProgressBar, table
+from bots import services as bot_services
 from bots.models import Bot
+from core.api_errors import error_body
 
 # Games run on threads of their own (connections of their own): committed data, not a test
 # transaction they cannot see.
@@ -99,6 +114,129 @@ def test_tournament_run_refuses_what_it_cannot_run(args: tuple[str, ...], messag
         run("tournament", "run", *args)
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--bots", "heuristic", "random", "--table-size", "3"),
+         "^a table of 3 needs at least 3 entrants$"),
+        (("--bots", "heuristic", "random", "--table-size", "11"),
+         r"^table_size: Must be a whole number from 2 to 10\.$"),
+        (("--bots", "heuristic", "random", "--seed", "-1"),
+         r"^seed: Must be a whole number from 0 to \d+\.$"),
+        (("--bots", "heuristic", "random", "--options", '{"stacking": 1}'),
+         "^options.stacking: must be a boolean$"),
+        (("--bots", "heuristic", "random", "--options", '{"players": 3}'),
+         r"^options.players: must equal table_size \(2\)"),
+        (("--bots", "heuristic", "unverified"),
+         "^unverified is not verified and enabled: only verified, enabled bots can enter"),
+        (("--bots", "heuristic", "heuristic"), "^bots: heuristic is named twice"),
+        (("--bots", "heuristic", "HEURISTIC"), "^bots: heuristic is named twice"),
+    ],
+)
+def test_it_refuses_bad_input_in_one_line_and_leaves_no_tournament_behind(
+    args: tuple[str, ...], message: str
+) -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    demo = Bot.objects.get(name="random").owner
+    bot_services.bot_create(owner=demo, name="unverified", url="http://127.0.0.1:9/")
+    before = set(Tournament.objects.values_list("pk", flat=True))
+    entrants = Entrant.objects.count()
+    with pytest.raises(CommandError, match=message):
+        run("tournament", "run", *args)
+    assert set(Tournament.objects.values_list("pk", flat=True)) == before
+    assert Entrant.objects.count() == entrants
+
+
+def test_it_refuses_with_the_message_the_api_gives_for_the_same_fields() -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    with pytest.raises(ValidationError) as api:
+        services.tournament_check(name="x", options={}, table_size=11)
+    with pytest.raises(CommandError) as command:
+        run("tournament", "run", "--bots", "heuristic", "random", "--table-size", "11")
+    assert str(command.value) == error_body(api.value)["detail"]
+
+
+def test_it_refuses_to_start_a_draft_with_too_few_entrants_and_leaves_it_a_draft() -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    demo = Bot.objects.get(name="random").owner
+    lonely = services.tournament_create(owner=demo, name="Lonely", options={"single_hand": True})
+    services.entrant_enter(tournament_id=lonely.pk, bot_id=Bot.objects.get(name="random").pk,
+                           user=demo)
+    with pytest.raises(CommandError, match=r"^a table of 2 needs at least 2 entrants$"):
+        run("tournament", "run", str(lonely.pk))
+    lonely.refresh_from_db()
+    assert lonely.status == TournamentStatus.DRAFT and not lonely.matches.exists()
+
+
+def _elsewhere(match: Match, token: str,
+               then: Callable[[], None] = lambda: None) -> threading.Thread:
+    """Another runner (a worker, the server's thread) holding ``match``'s claim: after a
+    moment, ``then``, and it plays the match (or ends it, cancelled) and finalizes."""
+
+    def play() -> None:
+        try:
+            time.sleep(1.0)
+            then()
+            runner.MatchRun(Match.objects.select_related("tournament").get(pk=match.pk),
+                            token).run()
+            services.tournament_finalize(tournament_id=match.tournament_id)
+        finally:
+            connection.close()
+
+    return threading.Thread(target=play, daemon=True)
+
+
+def _started_with_one_match_claimed_elsewhere() -> tuple[Tournament, Match, str]:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    tournament = services.tournament_create_started(
+        owner=Bot.objects.get(name="random").owner,
+        bots=list(Bot.objects.filter(name__in=["random", "greedy", "heuristic"])),
+        name="Shared", options={"single_hand": True}, games_per_pairing=2, seed=5)
+    match = tournament.matches.order_by("number").last()
+    assert match is not None
+    token = services.match_claim(match_id=match.pk)
+    assert token is not None
+    return tournament, match, token
+
+
+def test_it_follows_a_tournament_played_elsewhere_too_to_its_final_table() -> None:
+    tournament, match, token = _started_with_one_match_claimed_elsewhere()
+    other = _elsewhere(match, token)
+    other.start()
+    text = run("tournament", "run", str(tournament.pk))
+    other.join(timeout=60)
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.FINISHED and tournament.finalized_at
+    assert tournament.games_done == tournament.games_total == 6
+    assert "claimed elsewhere" in text and "6/6 games" in text
+    assert f"Tournament {tournament.pk} (Shared) is finished: 6 games" in text
+    assert all(line["low"] is not None or line["games"] == 0
+               for line in tournament.bradley_terry["ratings"])
+    # The final table, with the Bradley-Terry column filled in.
+    for row in tournament.bradley_terry["ratings"]:
+        name = Bot.objects.get(pk=row["bot"]).name
+        assert re.search(rf"^\d+\s+{name}\s.*\s{row['rating']:.1f}\s", text, re.M), text
+    assert Match.objects.get(pk=match.pk).status == MatchStatus.DONE
+
+
+def test_it_says_so_when_the_tournament_it_follows_is_cancelled() -> None:
+    tournament, match, token = _started_with_one_match_claimed_elsewhere()
+    owner = tournament.owner
+
+    def cancel() -> None:  # the other runner's match then stops before its first game
+        services.tournament_cancel(tournament_id=tournament.pk, user=owner)
+
+    other = _elsewhere(match, token, then=cancel)
+    other.start()
+    text = run("tournament", "run", str(tournament.pk))
+    other.join(timeout=60)
+    tournament.refresh_from_db()
+    assert tournament.status == TournamentStatus.CANCELLED and tournament.finalized_at
+    assert f"Tournament {tournament.pk} was cancelled while it ran" in text
+    assert f"Tournament {tournament.pk} (Shared) is cancelled" in text
+    assert Match.objects.get(pk=match.pk).status == MatchStatus.CANCELLED
+
+
 def test_the_progress_bar_redraws_in_place_on_a_terminal_and_prints_lines_elsewhere() -> None:
     class Tty(io.StringIO):
         def isatty(self) -> bool:
@@ -126,3 +264,17 @@ def test_tables_align_numbers_right_and_text_left() -> None:
     assert lines[0] == "bot        Elo  win rate"
     assert lines[2] == "a       1500.0       50%"
     assert lines[3] == "longer  1612.2      100%"
+
+
+def test_the_final_table_shows_an_interval_one_game_cannot_give_as_unknown() -> None:
+    run("demo", "--games-per-pairing", "1", "--no-starter")
+    text = run("tournament", "run", "--bots", "heuristic", "random", "--games-per-pairing", "1",
+               "--options", '{"single_hand": true}', "--seed", "3")
+    tournament = Tournament.objects.latest("id")
+    assert all(row["low"] is None and row["high"] is None
+               for row in tournament.bradley_terry["ratings"])
+    for row in tournament.bradley_terry["ratings"]:
+        name = Bot.objects.get(pk=row["bot"]).name
+        # ... BT, then the interval as unknown ("-"), then the Elo.
+        assert re.search(rf"^\d+\s+{name}\s.*\s{row['rating']:.1f}\s+-\s+\d+\.\d$", text,
+                         re.M), text

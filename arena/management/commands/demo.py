@@ -48,15 +48,14 @@ class Command(BaseCommand):
             for name, bot in hosted.bots.items():
                 self.stdout.write(f"bot {name} at {bot.url}")
             hosted.verify_all(self.stdout.write)
-            tournament = services.tournament_create(
-                owner=owner, name=f"Demo round robin {time.strftime('%Y-%m-%d %H:%M:%S')}",
+            tournament = services.tournament_create_started(
+                owner=owner, bots=list(hosted.bots.values()),
+                name=f"Demo round robin {time.strftime('%Y-%m-%d %H:%M:%S')}",
                 options=DEMO_OPTIONS, table_size=2,
                 games_per_pairing=options["games_per_pairing"],
                 duplicate_deals=options["games_per_pairing"] % 2 == 0,
                 seed=options["seed"],
             )
-            for bot in hosted.bots.values():
-                services.entrant_enter(tournament_id=tournament.pk, bot_id=bot.pk, user=owner)
             self.stdout.write(f"Tournament {tournament.pk}: {len(hosted.bots)} bots, "
                               f"{options['games_per_pairing']} games per pairing")
             tournament = run_in_foreground(tournament, self.stdout)

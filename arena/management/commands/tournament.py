@@ -6,21 +6,27 @@ and the final table.
         --options '{"single_hand": true}' --seed 7   # a new one between these bots
 
 The reference bots (random, greedy, heuristic) registered by ``manage.py demo`` are served by
-this command itself while it runs, so they can always be named here.
+this command itself while it runs, so they can always be named here. A running tournament's
+matches that a worker or the server already plays are followed to their end (the bar moves
+with them), then the final table is printed.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from rest_framework.exceptions import APIException
 
 from arena import local_bots, services
 from arena.models import Tournament, TournamentStatus
 from arena.reports import final_table, run_in_foreground
 from bots.models import Bot
+from core.api_errors import error_body
 
 
 class Command(BaseCommand):
@@ -63,8 +69,19 @@ class Command(BaseCommand):
                 tournament = _create(options, bots)
                 self.stdout.write(f"Tournament {tournament.pk} ({tournament.name}): "
                                   f"{len(bots)} bots")
-            tournament = run_in_foreground(tournament, self.stdout)
+            with _refusals():
+                tournament = run_in_foreground(tournament, self.stdout)
         self.stdout.write(final_table(tournament))
+
+
+@contextmanager
+def _refusals() -> Iterator[None]:
+    """The services' refusals (a bad field, an ineligible bot, too few entrants) as one line
+    with the API's own message, not a traceback."""
+    try:
+        yield
+    except APIException as exc:
+        raise CommandError(error_body(exc)["detail"]) from None
 
 
 def _bot(name: str) -> Bot:
@@ -77,7 +94,7 @@ def _bot(name: str) -> Bot:
 def _host_reference_bots(hosted: local_bots.LocalBots, bots: list[Bot], say: Any) -> None:
     """Serve the demo's reference bots here (their servers lived in the demo's process)."""
     owner = local_bots.demo_owner()
-    for bot in bots:
+    for bot in {b.pk: b for b in bots}.values():  # each once (a name given twice is refused)
         if bot.owner_id == owner.pk and bot.name in local_bots.REFERENCE:
             hosted.serve_reference(bot.name, owner)
     hosted.verify_all(say)
@@ -95,14 +112,12 @@ def _create(options: dict[str, Any], bots: list[Bot]) -> Tournament:
     else:
         owner = local_bots.demo_owner()
     names = ", ".join(b.name for b in bots)
-    tournament = services.tournament_create(
-        owner=owner, name=options["name"] or f"Round robin: {names}"[:100],
-        options=engine_options, table_size=options["table_size"],
-        games_per_pairing=options["games_per_pairing"],
-        duplicate_deals=options["duplicate_deals"], turn_timeout_ms=options["turn_timeout_ms"],
-        max_strikes=options["max_strikes"], seed=options["seed"],
-        rated=not options["unrated"],
-    )
-    for bot in bots:  # each as its owner enters it: verified and enabled, or refused
-        services.entrant_enter(tournament_id=tournament.pk, bot_id=bot.pk, user=bot.owner)
-    return tournament
+    with _refusals():  # created, entered and started in one transaction, or nothing is
+        return services.tournament_create_started(
+            owner=owner, bots=bots, name=options["name"] or f"Round robin: {names}"[:100],
+            options=engine_options, table_size=options["table_size"],
+            games_per_pairing=options["games_per_pairing"],
+            duplicate_deals=options["duplicate_deals"],
+            turn_timeout_ms=options["turn_timeout_ms"], max_strikes=options["max_strikes"],
+            seed=options["seed"], rated=not options["unrated"],
+        )
