@@ -18,10 +18,13 @@ import random
 import secrets
 from typing import Any
 
+from django.utils import timezone
+
 from bots import runner, signing
 from bots import services as bot_services
 from bots import transport as bot_transport
 from bots.models import Bot, CallKind
+from games import selectors as game_selectors
 from games import uno as engine
 
 MAX_FAILURES = 3  # stop the game early: the verdict is clear and the owner waits for it
@@ -118,21 +121,25 @@ def _play(state: engine.GameState, seat: int, move: engine.Move, source: str,
     """Apply ``move`` (the engine's errors propagate, logging nothing) and log it as the
     replay's moves are written."""
     engine.apply(state, seat, move)
-    log.append({"number": len(log) + 1, "seat": seat, "move": move.to_json(), "source": source})
+    log.append({"number": len(log) + 1, "seat": seat, "move": move.to_json(), "source": source,
+                "created_at": timezone.now()})
 
 
 def _end_notice(bot: Bot, transport: bot_transport.BotTransport, options: dict[str, Any],
                 seed: int, bot_seat: int, state: engine.GameState,
                 moves: list[dict[str, Any]]) -> None:
-    """The validation game's end notice, shaped as every table's (its replay rebuilds the game
-    with ``games.uno.replay``); logged, never part of the verdict."""
+    """The validation game's end notice, shaped as every table's (its replay is the replay
+    endpoint's body: every move, every deal, the final state); logged, never part of the
+    verdict."""
     result = {"winner": state.winner, "scores": state.scores, "end_reason": "match"}
+    deals, final = game_selectors.replay_states(
+        options=options, seed=seed, moves=[(m["seat"], m["move"]) for m in moves])
     notice = {
         "protocol": runner.PROTOCOL, "type": "end", "game": 0, "version": len(moves),
         "seat": bot_seat, "options": options, "result": result,
         "replay": {"game": 0, "status": "finished", "end_reason": "match", "options": options,
                    "seed": seed, "players": _players(bot, bot_seat), "winner": state.winner,
-                   "scores": state.scores, "moves": moves},
+                   "scores": state.scores, "moves": moves, "deals": deals, "final": final},
     }
     sent = transport.post_sync(bot.url, notice, secrets=bot_services.signing_secrets(bot),
                                timeout=runner.NOTICE_TIMEOUT_SECONDS)

@@ -4,7 +4,7 @@ hidden state (hands, deck, seed) is only read out in ``game_replay``, once the g
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn
@@ -380,17 +380,26 @@ def game_replay(*, game: Game) -> dict[str, Any]:
     records = list(move_list(game=game))
     if game.state is None:  # ended before the deal
         return {**base, "moves": [], "deals": [], "final": None}
-    options = engine.Options.from_json(game.options)
-    state = engine.new_game(options, game.seed)
-    deals = [engine.full_view(state)]
-    for record in records:
-        hand = state.hand_number
-        engine.apply(state, record.seat, engine.Move.from_json(record.move))
-        if state.hand_number != hand:
-            deals.append(engine.full_view(state))
+    deals, final = replay_states(options=game.options, seed=game.seed,
+                                 moves=[(r.seat, r.move) for r in records])
     moves = [
         {"number": r.number, "seat": r.seat, "move": r.move, "source": r.source,
          "created_at": r.created_at}
         for r in records
     ]
-    return {**base, "moves": moves, "deals": deals, "final": engine.full_view(state)}
+    return {**base, "moves": moves, "deals": deals, "final": final}
+
+
+def replay_states(
+    *, options: dict[str, Any], seed: int, moves: Iterable[tuple[int, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """A replay's ``deals`` (the full state at the deal of every hand) and ``final`` state: the
+    game rebuilt from its seed and ``(seat, move as JSON)`` list."""
+    state = engine.new_game(engine.Options.from_json(options), seed)
+    deals = [engine.full_view(state)]
+    for seat, move in moves:
+        hand = state.hand_number
+        engine.apply(state, seat, engine.Move.from_json(move))
+        if state.hand_number != hand:
+            deals.append(engine.full_view(state))
+    return deals, engine.full_view(state)

@@ -11,6 +11,7 @@ import pytest
 from bots import services as bot_services
 from bots.models import Bot
 from bots.serve import serve_in_thread
+from tests.arena.test_schema_examples import validator
 from tests.bots.fault_server import FaultServer
 from tests.bots.helpers import close_default_transport, register
 from tests.games.conftest import client_for
@@ -118,6 +119,10 @@ def test_the_validation_game_sends_the_bots_seat_in_its_start_notice_and_an_end_
     # The end notice's replay rebuilds the game it reports.
     rebuilt = replay(end["replay"]["options"], end["replay"]["seed"], end["replay"]["moves"])
     assert rebuilt.finished and rebuilt.winner == end["result"]["winner"]
+    # It is shaped as the replay endpoint's body, every deal and the final state included.
+    validator({"$ref": "#/components/schemas/ReplayOut"}).validate(end["replay"])
+    assert end["replay"]["deals"][0]["hands"] and end["replay"]["final"]["winner"] == (
+        end["result"]["winner"])
 
 
 def test_a_bot_nobody_answers_for_fails_as_unreachable(alice: Any) -> None:
