@@ -106,7 +106,7 @@ class LocalBots:
 
     def _spawn_starter(self, bot: Bot, port: int) -> str:
         # The secret goes in the environment, not the command line (ps shows that).
-        env = {**os.environ, "UNO_BOT_SECRET": bot.secret, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "BOT_SECRET": bot.secret, "PYTHONUNBUFFERED": "1"}
         process = subprocess.Popen(
             [sys.executable, str(STARTER_SCRIPT), "--port", str(port)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True,

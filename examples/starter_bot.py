@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A starter Uno Arena bot: standard library only, copy it and make it smarter.
 
-    UNO_BOT_SECRET=whsec_... python3 starter_bot.py --port 8080
+    BOT_SECRET=whsec_... python3 starter_bot.py --port 8080
 
 The arena POSTs JSON to the bot's URL, signed as Standard Webhooks do: headers ``webhook-id``,
 ``webhook-timestamp`` (unix seconds) and ``webhook-signature`` (``v1,<base64 HMAC-SHA256>`` of
@@ -99,11 +99,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="A starter Uno Arena bot.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080, help="0: any free port")
-    parser.add_argument("--secret", default=os.environ.get("UNO_BOT_SECRET"),
-                        help="whsec_... (default: $UNO_BOT_SECRET)")
+    # BOT_SECRET, as the reference bots (python -m bots.serve) read it; UNO_BOT_SECRET, the
+    # name this kit read first, still works.
+    secret = os.environ.get("BOT_SECRET") or os.environ.get("UNO_BOT_SECRET")
+    parser.add_argument("--secret", default=secret, help="whsec_... (default: $BOT_SECRET)")
     args = parser.parse_args()
     if not args.secret:
-        sys.exit("give the bot's secret with --secret or UNO_BOT_SECRET")
+        sys.exit("give the bot's secret with --secret or BOT_SECRET")
     Bot.key = secret_key(args.secret)
     server = ThreadingHTTPServer((args.host, args.port), Bot)
     print(f"listening on http://{args.host}:{server.server_port}/", flush=True)

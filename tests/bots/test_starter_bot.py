@@ -28,7 +28,7 @@ OTHER_SECRET = "whsec_" + base64.b64encode(b"someone else's secret, 32 bytes!").
 @pytest.fixture(scope="module")
 def bot() -> Iterator[int]:
     """The bot on a free port (it prints it); stopped at the end."""
-    env = {**os.environ, "UNO_BOT_SECRET": SECRET}
+    env = {**os.environ, "BOT_SECRET": SECRET}
     process = subprocess.Popen(
         [sys.executable, str(BOT), "--port", "0"], env=env, stdout=subprocess.PIPE, text=True
     )
@@ -153,3 +153,17 @@ def test_it_acknowledges_start_and_end_notices_with_204(bot: int) -> None:
     ):
         body = json.dumps(notice)
         assert post(conn, body, signed(body)) == (204, None)
+
+
+def test_it_still_reads_its_secret_from_the_old_name() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "BOT_SECRET"}
+    process = subprocess.Popen(
+        [sys.executable, str(BOT), "--port", "0"], env={**env, "UNO_BOT_SECRET": SECRET},
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert process.stdout is not None
+        assert process.stdout.readline().startswith("listening on http://127.0.0.1:")
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
