@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena import examples, presenters, services
+from arena import examples, presenters, selectors, services
 from arena.errors import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from arena.models import Entrant
 from arena.serializers import (
@@ -27,9 +27,11 @@ from arena.serializers import (
     StandingsOut,
     TournamentCreateInput,
     TournamentFilterInput,
+    TournamentGameOut,
     TournamentOut,
     progress_data,
     tournament_data,
+    tournament_game_data,
 )
 from bots import selectors as bot_selectors
 from core.api_errors import ApiError, error_responses
@@ -301,6 +303,38 @@ class TournamentStandingsApi(APIView):
             "progress": progress_data(tournament),
             "standings": presenters.standings_rows(tournament=tournament),
         })
+
+
+class TournamentGamesPagination(StrictPageNumberPagination):
+    example_url = "https://uno.example.org/api/tournaments/7/games/"
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
+
+
+class TournamentGamesApi(GenericAPIView):
+    pagination_class = TournamentGamesPagination
+    serializer_class = TournamentGameOut
+
+    @extend_schema(
+        operation_id="tournaments_games",
+        tags=TOURNAMENTS,
+        summary="The games played",
+        description="Every recorded game of the tournament, in the order they were recorded "
+        "(while it runs too): its bots by seat, the winner, scores, points left in hand, "
+        "strikes and forfeits. Each game's replay (`GET /api/games/{id}/replay/`) is open to "
+        "every user.",
+        parameters=[TOURNAMENT_ID, *page_parameters(TournamentGamesPagination)],
+        responses={
+            200: OpenApiResponse(TournamentGameOut(many=True), "A page of games.",
+                                 examples=[_example("One game", examples.TOURNAMENT_GAME)]),
+            **error_responses(400, 401, 404),
+        },
+    )
+    def get(self, request: Request, id: int) -> Response:
+        tournament = presenters.tournament_get(tournament_id=id)
+        page = self.paginate_queryset(selectors.tournament_games(tournament=tournament))
+        return self.get_paginated_response([tournament_game_data(g) for g in page])
 
 
 class LeaderboardApi(GenericAPIView):

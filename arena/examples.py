@@ -67,3 +67,9 @@ HISTORY: dict[str, Any] = {
         {"game": 41, "before": 1508.0, "after": 1516.2, "at": "2026-01-05T10:10:03Z"},
     ],
 }
+
+TOURNAMENT_GAME: dict[str, Any] = {
+    "number": 1, "game": 412, "match": 31, "bots": [5, 8], "winner": 0, "scores": [63, 0],
+    "points_left": [0, 63], "strikes": [0, 1], "forfeited": [], "end_reason": "match",
+    "finished_at": "2026-01-05T10:05:12Z",
+}

@@ -246,3 +246,32 @@ class RatingHistoryOut(serializers.Serializer):
     elo = serializers.FloatField(allow_null=True, help_text="Current Elo (null: never rated).")
     games = serializers.IntegerField()
     history = RatingPointOut(many=True, help_text="One point per rated game, oldest first.")
+
+
+class TournamentGameOut(serializers.Serializer):
+    number = serializers.IntegerField(help_text="The game's number in the tournament's schedule.")
+    game = serializers.IntegerField(help_text="The game's id: `GET /api/games/{id}/replay/` "
+                                    "replays it (a tournament's games are open to every user).")
+    match = serializers.IntegerField(help_text="The match (one table of bots) it belongs to.")
+    bots = serializers.ListField(child=serializers.IntegerField(),
+                                 help_text="Bot ids in seat order.")
+    winner = serializers.IntegerField(allow_null=True, help_text="The winning seat.")
+    scores = serializers.ListField(child=serializers.IntegerField(), help_text="Per seat.")
+    points_left = serializers.ListField(child=serializers.IntegerField(),
+                                        help_text="The points left in each seat's hand.")
+    strikes = serializers.ListField(child=serializers.IntegerField(), help_text="Per seat.")
+    forfeited = serializers.ListField(child=serializers.IntegerField(),
+                                      help_text="Seats that forfeited.")
+    end_reason = serializers.CharField()
+    finished_at = serializers.DateTimeField()
+
+
+def tournament_game_data(played: Any) -> dict[str, Any]:
+    result = played.result
+    return {
+        "number": played.number, "game": played.game_id, "match": played.match_id,
+        "bots": played.seats, "winner": result.get("winner"), "scores": result.get("scores", []),
+        "points_left": result.get("points_left", []), "strikes": result.get("strikes", []),
+        "forfeited": result.get("forfeited", []), "end_reason": result.get("end_reason", ""),
+        "finished_at": played.finished_at,
+    }

@@ -17,6 +17,8 @@ urlpatterns = [
          name="tournament-cancel"),
     path("tournaments/<id:id>/standings/", api.TournamentStandingsApi.as_view(),
          name="tournament-standings"),
+    path("tournaments/<id:id>/games/", api.TournamentGamesApi.as_view(),
+         name="tournament-games"),
     path("leaderboard/", api.LeaderboardApi.as_view(), name="leaderboard"),
     path("bots/<id:id>/ratings/", api.BotRatingsApi.as_view(), name="bot-ratings"),
 ]

@@ -326,6 +326,7 @@ def _tournament_calls(call: Any, alice: Any, alice_api: APIClient, bob: Any,
         close_default_transport()
     call("tournaments_retrieve", bob_api, "get", url)
     call("tournaments_standings", bob_api, "get", f"{url}standings/")
+    call("tournaments_games", bob_api, "get", f"{url}games/")
     call("leaderboard", bob_api, "get", "/api/leaderboard/?rule_set=single_hand")
     call("bots_ratings", bob_api, "get", f"/api/bots/{bot_id}/ratings/?rule_set=single_hand")
     other = call("tournaments_create", alice_api, "post", "/api/tournaments/",

@@ -70,13 +70,19 @@ def test_a_round_robin_of_four_http_bots_is_recorded_once_and_rated(
     assert selectors.tournament_standings(tournament=done) == done.standings
 
 
-def test_every_user_reads_the_replays_of_a_tournaments_games(alice: Any, charlie: Any) -> None:
+def test_every_user_lists_a_tournaments_games_and_reads_their_replays(
+    alice: Any, charlie: Any
+) -> None:
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots, games_per_pairing=2)
         services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
         services.tournament_run_foreground(tournament_id=tournament.pk)
-    played = list(TournamentGame.objects.filter(tournament=tournament))
+    played = list(TournamentGame.objects.filter(tournament=tournament).order_by("id"))
     assert len(played) == 2
+    listed = client_for(charlie).get(f"/api/tournaments/{tournament.pk}/games/").json()
+    assert listed["count"] == 2
+    assert [(g["number"], g["game"], g["bots"], g["winner"]) for g in listed["results"]] == [
+        (one.number, one.game_id, one.seats, one.game.winner) for one in played]
     for persona in (alice, charlie):  # the owner of both bots, and someone with no bot in it
         for one in played:
             replay = client_for(persona).get(f"/api/games/{one.game_id}/replay/")
