@@ -12,7 +12,7 @@ recorded as it ends.
    every database write: it begins games together (created with their bots seated and their
    planned seeds, and started: ``services.games_begin``, one transaction), hands them to the
    driver, records what the driver asks it to, and records the games that ended while it
-   waited together (``services.games_record``, one transaction: their ``TournamentGame``
+   waited together (``records.games_record``, one transaction: their ``TournamentGame``
    rows, Elo and progress), so the fixed cost of beginning and recording a game is shared by
    the games in flight.
 3. A heartbeat thread renews the claim every TOURNAMENT_HEARTBEAT_SECONDS. When it cannot (the
@@ -41,7 +41,7 @@ from typing import Any
 from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
-from arena import services
+from arena import records, services
 from arena.models import Match, Tournament, TournamentGame, TournamentStatus
 from bots import driver
 from bots import runner as bot_runner
@@ -168,7 +168,7 @@ class MatchRun:
         return over
 
     def _record(self, finished: list[tuple[int, int]]) -> None:
-        recorded = services.games_record(
+        recorded = records.games_record(
             match_id=self.match.pk, token=self.token, finished=finished,
             known={game_id: self._known.pop(game_id) for _, game_id in finished
                    if game_id in self._known})

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.db.models import QuerySet, Sum
 
-from arena import services
+from arena import records
 from arena.models import Rating, RatingChange, Tournament, TournamentGame, TournamentStatus
 from arena.ratings import OFFICIAL
 from bots import selectors as bot_selectors
@@ -49,15 +49,15 @@ def tournament_standings(*, tournament: Tournament) -> list[dict[str, Any]]:
     if tournament.finalized_at is not None:
         return list(tournament.standings)
     if tournament.status == TournamentStatus.DRAFT:
-        return services.standings_rows(tournament, [])
-    return services.standings_rows(tournament, services.tournament_results(tournament))
+        return records.standings_rows(tournament, [])
+    return records.standings_rows(tournament, records.tournament_results(tournament))
 
 
 def tournament_bradley_terry(*, tournament: Tournament) -> dict[str, Any]:
     """The finalizer's ratings with intervals, or (not finalized) a fit of the games so far."""
     if tournament.finalized_at is not None:
         return dict(tournament.bradley_terry)
-    return services.bradley_terry_json(tournament, services.tournament_results(tournament))
+    return records.bradley_terry_json(tournament, records.tournament_results(tournament))
 
 
 def latest_bradley_terry(*, rule_set: str, bot_ids: Collection[int] | None = None,

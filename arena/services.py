@@ -4,14 +4,11 @@ Execution (docs/scaling.md): ``tournament_start`` cuts the round robin into matc
 of bots and its games) and sends one Celery task per match once the start commits; on the
 embedded default (no broker) a background thread of the server process plays them instead.
 A match is claimed with a conditional update, and each finished game is recorded in one
-transaction (``game_record``), so a redelivered, duplicated or taken-over task never plays or
-records a game twice. The last match to end, or the periodic sweep, finalizes the tournament
-once (a conditional update on ``finalized_at``).
+transaction (``records.games_record``), so a redelivered, duplicated or taken-over task never
+plays or records a game twice. The last match to end, or the periodic sweep, finalizes the
+tournament once (a conditional update on ``finalized_at``).
 
-Elo order (docs/ratings.md): a game's Elo update is made in the transaction that records it,
-under row locks on its bots' ``Rating`` rows taken before the ``TournamentGame`` row is
-inserted. So games sharing a bot are rated in the order of their ``TournamentGame`` ids, and
-replaying every rated game of a rule set in id order gives the stored ratings exactly.
+Recording the games and the Elo order: ``arena.records``.
 """
 
 from __future__ import annotations
@@ -32,26 +29,23 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
-from arena import schedule
+from arena import records, schedule
 from arena.errors import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from arena.models import (
     Entrant,
     Match,
     MatchStatus,
-    Rating,
-    RatingChange,
     Tournament,
     TournamentGame,
     TournamentStatus,
 )
-from arena.ratings import EloLadder, GameResult, bradley_terry, canonical_rule_set, standings
+from arena.ratings import canonical_rule_set
 from bots.models import Bot, eligible
 from core.api_errors import ApiError
 from games import batch
 from games import services as game_services
 from games.models import Game, GameStatus, Seat
 from games.uno import Options
-from games.uno.cards import POINTS, POINTS_2022
 
 log = logging.getLogger(__name__)
 
@@ -427,8 +421,8 @@ def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
             continue
         status = Game.objects.filter(pk=game_id).values_list("status", flat=True).first()
         if status == GameStatus.FINISHED:
-            recorded += game_record(match_id=match_id, token=token, number=int(number),
-                                    game_id=game_id)
+            recorded += records.game_record(match_id=match_id, token=token,
+                                            number=int(number), game_id=game_id)
             continue
         try:
             game_services.game_abort(game_id=game_id, reason="interrupted")
@@ -443,190 +437,7 @@ def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
     return recorded, aborted
 
 
-# --- recording ---------------------------------------------------------------------------------
-def game_result(game: Game, *, seats: Sequence[Seat] | None = None) -> dict[str, Any]:
-    """What the tournament keeps of a finished game (see ``TournamentGame.result``);
-    ``seats``: its seats, if read already."""
-    seats = sorted(seats if seats is not None else Seat.objects.filter(game=game),
-                   key=lambda s: s.index)
-    points_left = _points_left(game, len(seats))
-    forfeited = [s.index for s in seats if s.forfeited]
-    result = GameResult(
-        players=tuple(s.bot_id for s in seats), winner=game.winner,
-        points_left=tuple(points_left), forfeited=frozenset(forfeited),
-    )
-    places = result.places()
-    return {
-        "winner": game.winner,
-        "scores": list(game.scores or [0] * len(seats)),
-        "points_left": points_left,
-        "places": list(places),
-        "order": sorted(range(len(seats)), key=lambda s: (places[s], s)),
-        "strikes": [s.strikes for s in seats],
-        "forfeited": forfeited,
-        "end_reason": game.end_reason,
-    }
-
-
-def _points_left(game: Game, n: int) -> list[int]:
-    """The value of the cards each seat held at the end: the last hand's ``hand_points`` when
-    the game ended with its hand, else counted from the hands (a forfeit, an abort)."""
-    if game.state is None:
-        return [0] * n
-    state = game_services.load_state(game)
-    last = state.last_hand or {}
-    if game.end_reason == "match" and len(last.get("hand_points") or []) == n:
-        return list(last["hand_points"])
-    table = POINTS_2022 if state.options.start_2022 else POINTS
-    return [sum(table[c] for c in hand) for hand in state.hands]
-
-
-def game_record(*, match_id: int, token: str, number: int, game_id: int) -> bool:
-    """Record a finished game of the match in one transaction: its ``TournamentGame``, the
-    progress counters and (rated) the Elo update with its history. False, writing nothing,
-    if the claim is no longer ours or the game is recorded already."""
-    return bool(games_record(match_id=match_id, token=token, finished=[(number, game_id)]))
-
-
-@transaction.atomic
-def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int]],
-                 known: Mapping[int, tuple[Game, Sequence[Seat]]] | None = None) -> int:
-    """``game_record`` for several finished games of the match (``(number, game id)`` each)
-    in one transaction: one lock of the match and of the seats' ratings, one insert of the
-    ``TournamentGame`` rows (their ids in the order given: the Elo order) and one update of
-    the counters. Games recorded already are skipped; nothing is written if the claim is no
-    longer ours. Returns how many games it recorded. ``known``: games (and their seats) as
-    the caller has just written them, finished (a match's driver): not read again."""
-    # The match's row only: its tournament's is taken by the counter's update, briefly.
-    match = Match.objects.select_for_update(of=("self",)).select_related(
-        "tournament").get(pk=match_id)
-    if match.claim_token != token:
-        return 0
-    done = set(TournamentGame.objects.filter(
-        match=match, number__in=[n for n, _ in finished]).values_list("number", flat=True))
-    todo = []
-    for number, game_id in finished:
-        if number not in done:
-            done.add(number)
-            todo.append((number, game_id))
-    if not todo:
-        return 0
-    plan = {i["number"]: i for i in match.plan}
-    known = known or {}
-    games = {g: known[g][0] for _, g in todo if g in known}
-    seats = {g: list(known[g][1]) for g in games}
-    unknown = [g for _, g in todo if g not in games]
-    if unknown:
-        games.update(Game.objects.in_bulk(unknown))
-        for seat in Seat.objects.filter(game_id__in=unknown).order_by("game_id", "index"):
-            seats.setdefault(seat.game_id, []).append(seat)
-    tournament = match.tournament
-    now = timezone.now()
-    records = TournamentGame.objects.bulk_create([
-        TournamentGame(
-            match=match, tournament=tournament, game=games[game_id], number=number,
-            deal=plan[number]["deal"], seats=plan[number]["seats"],
-            result=game_result(games[game_id], seats=seats[game_id]), finished_at=now)
-        for number, game_id in todo
-    ])
-    if tournament.rated:
-        bots = sorted({b for number, _ in todo for b in plan[number]["seats"]})
-        _elo_apply(_ratings_locked(tournament, bots), records)
-    recorded = {str(n) for n, _ in todo}
-    match.live = {k: v for k, v in match.live.items() if k not in recorded}
-    match.games_done = F("games_done") + len(todo)
-    match.claimed_at = now
-    match.save(update_fields=["live", "games_done", "claimed_at"])
-    Tournament.objects.filter(pk=tournament.pk).update(games_done=F("games_done") + len(todo))
-    return len(todo)
-
-
-def _ratings_locked(tournament: Tournament, bots: list[int]) -> dict[int, Rating]:
-    """The seats' ratings on the tournament's rule set, locked (in bot id order, so two
-    transactions never wait on each other in a cycle)."""
-    rows = Rating.objects.select_for_update().filter(
-        bot_id__in=bots, rule_set=tournament.rule_set).order_by("bot_id")
-    found = {r.bot_id: r for r in rows}
-    if len(found) == len(set(bots)):
-        return found  # the usual case: one statement
-    start = float(settings.ELO_START)
-    Rating.objects.bulk_create(
-        [Rating(bot_id=b, rule_set=tournament.rule_set, elo=start) for b in bots
-         if b not in found],
-        ignore_conflicts=True,
-    )
-    return {r.bot_id: r for r in rows.all()}
-
-
-def result_of(record: TournamentGame) -> GameResult:
-    """The ratings modules' view of a recorded game."""
-    r = record.result
-    return GameResult(
-        players=tuple(record.seats), winner=r.get("winner"),
-        points_left=tuple(r.get("points_left", ())), scores=tuple(r.get("scores", ())),
-        strikes=tuple(r.get("strikes", ())), forfeited=frozenset(r.get("forfeited", ())),
-        game_id=record.game_id, deal=record.deal,
-    )
-
-
-def _elo_apply(ratings: dict[int, Rating], records: Sequence[TournamentGame]) -> None:
-    """The Elo updates of ``records``, one game after another in the order given (their ids'
-    order), each rating written once at the end."""
-    ladder = EloLadder(start=float(settings.ELO_START), k=float(settings.ELO_K),
-                       ratings={b: r.elo for b, r in ratings.items()})
-    changes = []
-    touched: dict[int, Rating] = {}
-    for record in records:
-        result = result_of(record)
-        for change in ladder.apply(result):
-            rating = ratings[change.entrant]
-            rating.elo = change.after
-            rating.games += 1
-            rating.wins += result.players.index(change.entrant) == result.winner
-            touched[rating.pk] = rating
-            changes.append(RatingChange(rating=rating, game_id=record.game_id,
-                                        before=change.before, after=change.after))
-    now = timezone.now()
-    for rating in touched.values():
-        rating.updated_at = now  # (bulk_update leaves auto_now fields as they are)
-    Rating.objects.bulk_update(list(touched.values()), ["elo", "games", "wins", "updated_at"])
-    RatingChange.objects.bulk_create(changes)
-
-
 # --- finalize, sweep, foreground -------------------------------------------------------------
-def tournament_results(tournament: Tournament) -> list[GameResult]:
-    return [result_of(r) for r in
-            TournamentGame.objects.filter(tournament=tournament).order_by("id")]
-
-
-def standings_rows(tournament: Tournament, results: list[GameResult]) -> list[dict[str, Any]]:
-    entrants = list(tournament.entrants.order_by("bot_id").values_list("bot_id", flat=True))
-    names = dict(Bot.objects.filter(pk__in=entrants).values_list("pk", "name"))
-    return [
-        {"rank": i + 1, "bot": s.entrant, "name": names.get(s.entrant, ""), "games": s.games,
-         "wins": s.wins, "win_rate": round(s.win_rate, 4), "points": s.points,
-         "avg_points_left": round(s.avg_points_left, 2), "strikes": s.strikes,
-         "forfeits": s.forfeits}
-        for i, s in enumerate(standings(results, entrants=entrants))
-    ]
-
-
-def bradley_terry_json(tournament: Tournament, results: list[GameResult]) -> dict[str, Any]:
-    entrants = list(tournament.entrants.order_by("bot_id").values_list("bot_id", flat=True))
-    if not results:
-        return {"ratings": []}
-    fitted = bradley_terry(results, entrants=entrants, seed=tournament.seed % 2**32)
-
-    def plain(x: float) -> float | None:
-        return None if math.isnan(x) else round(x, 1)
-
-    rows = sorted(fitted.values(), key=lambda r: -r.rating)
-    return {"ratings": [
-        {"bot": r.entrant, "rating": plain(r.rating), "low": plain(r.low), "high": plain(r.high),
-         "games": r.games} for r in rows
-    ]}
-
-
 def tournament_finalize(*, tournament_id: int) -> bool:
     """Standings and Bradley-Terry, once, when no match is pending or running any more.
     Idempotent: the write is conditional on ``finalized_at`` being unset."""
@@ -635,9 +446,9 @@ def tournament_finalize(*, tournament_id: int) -> bool:
         return False
     if tournament.matches.filter(status__in=(MatchStatus.PENDING, MatchStatus.RUNNING)).exists():
         return False
-    results = tournament_results(tournament)
-    table = standings_rows(tournament, results)
-    fitted = bradley_terry_json(tournament, results)
+    results = records.tournament_results(tournament)
+    table = records.standings_rows(tournament, results)
+    fitted = records.bradley_terry_json(tournament, results)
     now = timezone.now()
     with transaction.atomic():
         done = Tournament.objects.filter(pk=tournament_id, finalized_at__isnull=True).update(

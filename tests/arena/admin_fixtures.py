@@ -64,7 +64,7 @@ def bot_games(owner: Any, opponent: Any, winners: list[Any], loser_of: Any) -> l
 
 
 def build_world(alice: Any, bob: Any) -> World:
-    from arena import services as arena_services
+    from arena import records
     from arena.models import (
         Entrant,
         Match,
@@ -157,6 +157,6 @@ def build_world(alice: Any, bob: Any) -> World:
         TournamentGame.objects.create(
             match=match, tournament=match.tournament, game=game, number=number % 2 + 1,
             deal=game.seed, seats=[s.bot_id for s in game.seats.order_by("index")],
-            result=arena_services.game_result(game),
+            result=records.game_result(game),
         )
     return World(bots, games, finished, running)

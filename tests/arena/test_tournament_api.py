@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from arena import services
+from arena import records
 from arena.models import Entrant, Rating, Tournament
 from arena.ratings import GameResult
 from bots.models import Bot
@@ -409,12 +409,12 @@ def test_the_fit_gives_no_interval_where_the_games_cannot_give_one(
                                _two_seat(greedy, heuristic, deal=3)],
     }
     for case, results in cases.items():
-        fitted = services.bradley_terry_json(world.finished, results)["ratings"]
+        fitted = records.bradley_terry_json(world.finished, results)["ratings"]
         assert len(fitted) == 3, case
         assert all(row["low"] is None and row["high"] is None for row in fitted), case
         assert all(row["rating"] is not None for row in fitted), case
     split = [_two_seat(heuristic, greedy), _two_seat(greedy, heuristic)] * 3
-    rows = {r["bot"]: r for r in services.bradley_terry_json(world.finished, split)["ratings"]}
+    rows = {r["bot"]: r for r in records.bradley_terry_json(world.finished, split)["ratings"]}
     assert rows[world.bots["random"].pk]["low"] is None  # no games: no interval
     assert rows[heuristic.pk]["low"] < rows[heuristic.pk]["rating"] < rows[heuristic.pk]["high"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from arena import services
+from arena import records, services
 from arena.models import Match, MatchStatus, Tournament
 from bots import runner as bot_runner
 from games.models import Game, GameStatus
@@ -81,7 +81,7 @@ def test_a_dead_workers_running_game_is_aborted_and_dealt_again(alice: Any) -> N
         assert orphan.status == GameStatus.RUNNING
         assert services.match_play(match_id=match.pk) is True
         # The dead worker's claim is gone: had it lived on, it could record nothing.
-        assert services.game_record(match_id=match.pk, token=old_token,
+        assert records.game_record(match_id=match.pk, token=old_token,
                                     number=match.plan[0]["number"], game_id=orphan.pk) is False
     done = Tournament.objects.get(pk=tournament.pk)
     assert_recorded_once(done)
@@ -140,9 +140,9 @@ def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: 
             assert game.status == GameStatus.RUNNING
             bot_runner.play_game(game.pk)
         finished = [(i["number"], g.pk) for i, g in zip(items, games, strict=True)]
-        assert services.games_record(match_id=match.pk, token="not-ours", finished=finished) == 0
-        assert services.games_record(match_id=match.pk, token=token, finished=finished) == 3
-        assert services.games_record(match_id=match.pk, token=token, finished=finished) == 0
+        assert records.games_record(match_id=match.pk, token="not-ours", finished=finished) == 0
+        assert records.games_record(match_id=match.pk, token=token, finished=finished) == 3
+        assert records.games_record(match_id=match.pk, token=token, finished=finished) == 0
         match.refresh_from_db()
         assert match.games_done == 3 and match.live == {}
         Match.objects.filter(pk=match.pk).update(

@@ -9,7 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
-from arena import services
+from arena import records, services
 from arena.models import Match, MatchStatus, Rating, RatingChange, Tournament, TournamentGame
 from arena.ratings import elo_ratings, standings
 from bots import services as bot_services
@@ -75,13 +75,13 @@ def assert_recorded_once(tournament: Tournament) -> None:
 def assert_consistent(tournament: Tournament) -> None:
     """The stored standings and Elo are what the ratings modules make of the stored games."""
     tournament.refresh_from_db()
-    results = services.tournament_results(tournament)
+    results = records.tournament_results(tournament)
     entrants = sorted(tournament.entrants.values_list("bot_id", flat=True))
     table = standings(results, entrants=entrants)
     assert [row["bot"] for row in tournament.standings] == [s.entrant for s in table]
     assert [row["wins"] for row in tournament.standings] == [s.wins for s in table]
     # Elo: every rated game of the rule set, replayed in TournamentGame id order.
-    every = [services.result_of(r) for r in TournamentGame.objects.filter(
+    every = [records.result_of(r) for r in TournamentGame.objects.filter(
         tournament__rule_set=tournament.rule_set, tournament__rated=True).order_by("id")]
     expected, history = elo_ratings(every, start=settings.ELO_START, k=settings.ELO_K)
     stored = dict(Rating.objects.filter(rule_set=tournament.rule_set)
