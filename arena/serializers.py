@@ -179,8 +179,8 @@ class RuleSetField(serializers.CharField):
             return rule_set_named(name)
         except (ValueError, UnoError) as exc:
             raise serializers.ValidationError(
-                f"No such rule set ({exc}): `official`, or rules as a tournament's `rule_set` "
-                "names them, like `single_hand,stacking`."
+                f"No such rule set: {exc}. A ladder is `official`, or rules as a tournament's "
+                "`rule_set` names them, like `single_hand,stacking`."
             ) from None
 
 

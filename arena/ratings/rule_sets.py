@@ -52,8 +52,10 @@ def rule_set_named(name: str) -> str:
     options: dict[str, object] = {}
     for part in name.split(","):
         key, sep, text = part.strip().partition("=")
-        if key not in _NAMES or key in options:
-            raise ValueError(f"{key or part!r} is no rule (or is given twice)")
+        if key not in _NAMES:
+            raise ValueError(f"no rule is called {key!r}")
+        if key in options:
+            raise ValueError(f"{key} is given twice")
         default = getattr(_DEFAULTS, key)
         if not sep:
             options[key] = True
