@@ -11,7 +11,10 @@ and a tournament worker is one process whose turns are bound by that CPU. What i
 on purpose: redirects (never followed), compression (never asked for), cookies, proxies,
 ``Expect: 100-continue``, pipelining. A response body is capped: past ``max_body`` bytes (or
 when more is announced) the exchange fails with ``ResponseTooLarge`` and the connection is
-dropped, never drained.
+dropped, never drained. So does a response whose head (status line and headers) passes
+``MAX_HEAD`` bytes, or whose bytes in all (head, body, chunk framing, trailers) pass
+``MAX_HEAD`` + ``FRAMING`` x ``max_body``: httptools keeps a header value that never ends
+without a limit, and a bot that sent one grew the worker by megabytes a second.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 
 import httptools
+
+MAX_HEAD = 32 * 1024  # bytes of a response's status line and headers
+FRAMING = 8  # a body in 1-byte chunks takes 6 bytes a byte on the wire ("1\r\nx\r\n")
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,7 @@ class Http1Connection(asyncio.Protocol):
         self.idle_since = 0.0  # loop time it was last put back in a pool
         self._transport: asyncio.Transport | None = None
         self._parser = httptools.HttpResponseParser(self)
+        self._bytes = 0
         self._waiter: asyncio.Future[Response] | None = None
         self._received = False
         self._reset_message()
@@ -78,6 +85,7 @@ class Http1Connection(asyncio.Protocol):
             raise ConnectionLost("the connection is not ready", received=False)
         self.reusable = False
         self._received = False  # any byte of this exchange's answer (an interim 100 included)
+        self._bytes = 0  # of this exchange's answer, on the wire
         self._reset_message()
         self._waiter = asyncio.get_running_loop().create_future()
         try:
@@ -105,11 +113,17 @@ class Http1Connection(asyncio.Protocol):
             self.close()  # bytes nobody asked for: the connection cannot be trusted again
             return
         self._received = True
+        self._bytes += len(data)
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as exc:
             self._fail(BadResponse(f"the answer is not HTTP: {exc}"))
             return
+        if not self._headers_done and self._bytes > MAX_HEAD:
+            self._too_large = f"the bot's headers passed the {MAX_HEAD}-byte cap"
+        elif self._bytes > MAX_HEAD + FRAMING * self.max_body:
+            self._too_large = (f"the bot sent more than {MAX_HEAD + FRAMING * self.max_body} "
+                               "bytes in all")
         if self._too_large:
             self._fail(ResponseTooLarge(self._status, self._location, self._too_large))
 

@@ -362,7 +362,8 @@ class BotTransport:
         except _ConnectFailed as exc:
             return _result(started, error="connect", detail=f"could not connect: {exc}"[:500])
         except http1.ResponseTooLarge as exc:
-            if not 200 <= exc.status < 300:  # what the status says comes first
+            # What the status says comes first (0: the head itself was too large, unread).
+            if exc.status and not 200 <= exc.status < 300:
                 return _judged(started, http1.Response(exc.status, exc.location, b""))
             return _result(started, error="too_large", detail=str(exc), status=exc.status)
         except (http1.ConnectionLost, http1.BadResponse, OSError) as exc:

@@ -36,6 +36,7 @@ Modes:
   until_reset     like until_close, but the connection is reset (RST) half-way through the body
   continue        an interim 100 Continue, then the ok answer
   status_huge     500 announcing a 10 MB body
+  header_flood    200, then one header whose value never ends (``huge_size`` bytes of it)
 The connection is kept alive after every complete answer, as a real bot's would be.
 """
 
@@ -58,6 +59,7 @@ MODES = (
     "until_reset",
     "continue",
     "status_huge",
+    "header_flood",
     "slow",
     "drip",
     "hang",
@@ -303,6 +305,14 @@ class FaultServer:
             writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: %d\r\n\r\n"
                          % self.huge_size + b"e" * 65536)
             await writer.drain()
+            return False
+        if mode == "header_flood":
+            writer.write(b"HTTP/1.1 200 OK\r\nX-Flood: ")
+            sent = 0
+            while sent < self.huge_size:
+                writer.write(b"a" * 65536)
+                await writer.drain()
+                sent += 65536
             return False
         if mode == "huge_chunked":
             head = (

@@ -111,6 +111,15 @@ def test_a_body_exactly_at_the_cap_is_read_and_one_byte_more_is_too_large(
         under_cap.close()
 
 
+def test_a_header_that_never_ends_is_cut_at_the_head_cap_not_buffered(
+    transport: BotTransport, fault_bot: FaultServer,
+) -> None:
+    # httptools keeps an unfinished header value without a limit: before the cap, a bot that
+    # sent one grew the worker by the megabytes it sent within the call's budget.
+    result = call(transport, fault_bot.url_for("header_flood"))
+    assert result.error == "too_large" and "headers" in result.detail
+
+
 # -- faults ---------------------------------------------------------------------------------
 
 
