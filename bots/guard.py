@@ -15,6 +15,7 @@ normalised before the check, so no spelling slips past as a "name".
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 import socket
 from collections.abc import Callable
@@ -65,6 +66,8 @@ _EMBEDS_IPV4 = tuple(
 )
 
 GetAddrInfo = Callable[..., list[tuple[Any, ...]]]
+
+log = logging.getLogger(__name__)
 
 
 class BadBotUrl(ValueError):
@@ -168,23 +171,24 @@ def parse_ip(text: str) -> IPAddress | None:
 
 
 def _refusal(ip: IPAddress, *, allow_private: bool) -> str | None:
+    """What kind of address ``ip`` is, if bots may not live there; None if they may."""
     if ip.is_unspecified:
-        return f"{ip} is the unspecified address"
+        return "the unspecified address"
     embeds = isinstance(ip, ipaddress.IPv6Address) and any(ip in net for net in _EMBEDS_IPV4)
     if embeds and not ip.is_loopback:  # ::1 sits in ::/96 but is plain loopback
-        return f"{ip} is an IPv6 form that embeds an IPv4 address"
+        return "an IPv6 form that embeds an IPv4 address"
     for net, why in _NAMED_NETS:
         if ip.version == net.version and ip in net:
-            return f"{ip} is {why}"
+            return why
     if ip.is_multicast:
-        return f"{ip} is a multicast address"
+        return "a multicast address"
     if any(ip.version == net.version and ip in net for net in _PRIVATE):
         if allow_private:
             return None
         kind = "loopback" if ip.is_loopback else "private-network"
-        return f"{ip} is a {kind} address (allowed only with BOTS_ALLOW_PRIVATE)"
+        return f"a {kind} address (allowed only with BOTS_ALLOW_PRIVATE)"
     if ip.is_reserved or ip.is_link_local or not ip.is_global:
-        return f"{ip} is a reserved or special-purpose address"
+        return "a reserved or special-purpose address"
     return None
 
 
@@ -195,7 +199,7 @@ def check_ip(ip: str, *, allow_private: bool) -> None:
         raise BlockedAddress(f"{ip!r} is not an IP address")
     reason = _refusal(parsed, allow_private=allow_private)
     if reason is not None:
-        raise BlockedAddress(reason)
+        raise BlockedAddress(f"{parsed} is {reason}")
 
 
 def resolve(
@@ -226,8 +230,14 @@ def resolve(
         if family not in (socket.AF_INET, socket.AF_INET6):
             continue
         address = str(sockaddr[0])
-        check_ip(address, allow_private=allow_private)
-        normalised = str(parse_ip(address))
+        parsed = parse_ip(address)
+        reason = None if parsed is None else _refusal(parsed, allow_private=allow_private)
+        if parsed is None or reason is not None:
+            # The address itself stays in the server's log: told to the bot's owner, it would
+            # map this network's own names (a bot at http://postgres:5432/ read "172.18.0.3").
+            log.info("bot host %r refused: it resolves to %s (%s)", host, address, reason)
+            raise BlockedAddress(f"{host!r} resolves to {reason or 'an address that is not IP'}")
+        normalised = str(parsed)
         if normalised not in addresses:
             addresses.append(normalised)
     if not addresses:
