@@ -75,6 +75,10 @@ _LIMIT_PER_HOST = 32
 _LIMIT = 512
 _KEEPALIVE_SECONDS = 30.0
 _DNS_CACHE_SECONDS = 10  # only checked addresses are ever cached
+# A name that failed (no answer, no such name, a refused address) is not looked up again for
+# this long: a bot whose DNS never answers held a lookup thread per call until the resolver
+# gave up, and 16 such calls left every other bot's new connection without one.
+_DNS_FAILURE_SECONDS = 5
 
 
 @dataclass(frozen=True)
@@ -246,6 +250,9 @@ class BotTransport:
         self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, http1.Pool]
         self._pools = weakref.WeakKeyDictionary()
         self._dns: dict[tuple[str, int], tuple[float, list[str]]] = {}  # checked addresses
+        self._dns_failed: dict[tuple[str, int], tuple[float, Exception]] = {}
+        # Lookups in flight, per event loop: a name's concurrent calls share one (one thread).
+        self._lookups: dict[tuple[int, str, int], asyncio.Future[list[str]]] = {}
         self._tls = tls
         self._lock = threading.Lock()
         self._thread_loop: asyncio.AbstractEventLoop | None = None
@@ -300,19 +307,43 @@ class BotTransport:
         raise _ConnectFailed(str(failure))
 
     async def _addresses(self, host: str, port: int) -> list[str]:
-        """``guard.resolve``'s checked addresses, remembered for ``_DNS_CACHE_SECONDS``."""
+        """``guard.resolve``'s checked addresses, remembered for ``_DNS_CACHE_SECONDS`` (a
+        failure for ``_DNS_FAILURE_SECONDS``); concurrent calls to one name share one lookup."""
         now = time.monotonic()
         cached = self._dns.get((host, port))
         if cached is not None and cached[0] > now:
             return cached[1]
+        failed = self._dns_failed.get((host, port))
+        if failed is not None and failed[0] > now:
+            raise failed[1]
+        if guard.parse_ip(host) is not None:  # an IP literal: checked, no lookup
+            return guard.resolve(host, port, allow_private=self.allow_private)
+        loop = asyncio.get_running_loop()
+        key = (id(loop), host, port)
+        lookup = self._lookups.get(key)
+        if lookup is None:
+            lookup = self._lookups[key] = loop.create_task(self._look_up(host, port))
+            lookup.add_done_callback(partial(self._looked_up, key))
+        # Shielded: a caller whose deadline passes leaves the lookup to the others.
+        return await asyncio.shield(lookup)
+
+    def _looked_up(self, key: tuple[int, str, int], lookup: asyncio.Future[list[str]]) -> None:
+        self._lookups.pop(key, None)
+        if not lookup.cancelled():
+            lookup.exception()  # retrieved: callers that gave up waiting do not see it
+
+    async def _look_up(self, host: str, port: int) -> list[str]:
         resolve = partial(guard.resolve, host, port, allow_private=self.allow_private)
-        if guard.parse_ip(host) is not None:
-            addresses = resolve()  # an IP literal: checked, no lookup
-        else:
+        try:
             addresses = await asyncio.get_running_loop().run_in_executor(_dns_executor(), resolve)
+        except Exception as exc:
+            if len(self._dns_failed) > 4096:
+                self._dns_failed.clear()
+            self._dns_failed[(host, port)] = (time.monotonic() + _DNS_FAILURE_SECONDS, exc)
+            raise
         if len(self._dns) > 4096:
             self._dns.clear()
-        self._dns[(host, port)] = (now + _DNS_CACHE_SECONDS, addresses)
+        self._dns[(host, port)] = (time.monotonic() + _DNS_CACHE_SECONDS, addresses)
         return addresses
 
     def _tls_context(self) -> ssl.SSLContext:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import socket
 import ssl
 import subprocess
 import time
@@ -408,3 +409,31 @@ def test_a_connection_idle_past_the_keep_alive_is_not_reused(
     finally:
         short.close()
     assert fault_bot.connections == 2
+
+
+def test_a_name_whose_dns_never_answers_takes_one_lookup_thread_not_one_a_call(
+    transport: BotTransport, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bot owner's choice of name must not starve other bots of lookup threads: calls to one
+    # name share its lookup, and a failed name is not looked up again for a few seconds.
+    real = socket.getaddrinfo
+    lookups: list[str] = []
+
+    def slow_dns(host: str, *args: Any, **kwargs: Any) -> Any:
+        if host != "slow.example":
+            return real(host, *args, **kwargs)
+        lookups.append(host)
+        time.sleep(0.5)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", slow_dns)
+    url = "http://slow.example/"
+    calls = [transport.post_future(url, TURN, secrets=[ALICE_SECRET], timeout=0.2)
+             for _ in range(16)]
+    assert {transport.result(c, timeout=5).error for c in calls} == {"timeout"}
+    assert len(lookups) == 1
+    time.sleep(0.5)  # the lookup fails: remembered
+    again = [transport.post_sync(url, TURN, secrets=[ALICE_SECRET], timeout=0.2)
+             for _ in range(3)]
+    assert {r.error for r in again} == {"connect"} and len(lookups) == 1
+    assert all("does not resolve" in r.detail for r in again)
