@@ -398,6 +398,7 @@ REST_FRAMEWORK = {
         "token": env.rate("THROTTLE_TOKEN", "60/hour"),
         "move": env.rate("THROTTLE_MOVE", "6000/minute"),
         "replay": env.rate("THROTTLE_REPLAY", "30/minute"),
+        "verify": env.rate("THROTTLE_VERIFY", "30/hour"),
     },
     # Rate limits count per client address, which is REMOTE_ADDR unless this many proxies of
     # our own sit in front (each appends to X-Forwarded-For; anything further left is the

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bots import examples, selectors, services, verify
-from bots.errors import BotSeated, NotBotOwner
+from bots.errors import BotSeated, NotBotOwner, VerificationRunning
 from bots.models import Bot, BotCall
 from bots.serializers import (
     BotCallOut,
@@ -29,8 +29,9 @@ from bots.serializers import (
     VerificationOut,
     stats_data,
 )
-from core.api_errors import error_responses
+from core.api_errors import RETRY_AFTER, error_responses
 from core.strict import StrictPageNumberPagination, no_body, query_bool
+from core.throttling import FailOpenScopedRateThrottle
 
 BOTS = ["bots"]
 BOT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Bot id.")
@@ -195,6 +196,11 @@ class BotRotateSecretApi(APIView):
 
 
 class BotVerifyApi(APIView):
+    # Each verification holds a request thread for its game: so many an hour per user, and
+    # one at a time (``verify.one_at_a_time``).
+    throttle_scope = "verify"
+    throttle_classes = [FailOpenScopedRateThrottle]
+
     @extend_schema(
         operation_id="bots_verify",
         tags=BOTS,
@@ -203,20 +209,24 @@ class BotVerifyApi(APIView):
         "accepted, a forged one refused with a 4xx) and plays a single-hand validation game "
         "against a reference player, every decision over HTTP. The result and the reasons "
         "for a failure are stored on the bot. Only verified, enabled bots may enter "
-        "tournaments. Takes as long as the game (a few seconds for a quick bot).",
-        parameters=[BOT_ID],
+        "tournaments. Takes as long as the game (a few seconds for a quick bot; the game "
+        "stops, failed, after 45 s). One at a time per user (429 `verification_running`), "
+        "and so many an hour (429 with `Retry-After`).",
+        parameters=[BOT_ID, RETRY_AFTER],
         request=None,
         responses={
             200: OpenApiResponse(VerificationOut, "The verdict (also when it failed).",
                                  examples=[_example("Passed", examples.VERIFIED),
                                            _example("Failed", examples.VERIFY_FAILED)]),
-            **error_responses(400, 401, 403, 404, raises=[NotBotOwner()]),
+            **error_responses(400, 401, 403, 404, 429,
+                              raises=[NotBotOwner(), VerificationRunning()]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
         no_body(request)
         bot = selectors.bot_owned(bot_id=id, user=request.user)
-        return Response(verify.verify(bot_id=bot.pk))
+        with verify.one_at_a_time(request.user.pk):
+            return Response(verify.verify(bot_id=bot.pk))
 
 
 class BotStatsApi(APIView):

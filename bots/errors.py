@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rest_framework.exceptions import Throttled
+
 from core.api_errors import ApiError
 
 
@@ -21,3 +23,15 @@ class BotSeated(ApiError):
     status_code = 409
     default_code = "bot_seated"
     default_detail = "The bot has seats in games; disable it instead of deleting it."
+
+
+class VerificationRunning(Throttled):
+    """One verification at a time per user and server process: each holds a request thread
+    for its whole validation game."""
+
+    default_code = "verification_running"
+    default_detail = ("A verification of yours is running; ask again when it has answered "
+                      "(after Retry-After seconds at the soonest).")
+
+    def __init__(self) -> None:
+        super().__init__(wait=5, detail=self.default_detail)

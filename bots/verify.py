@@ -16,6 +16,10 @@ from __future__ import annotations
 
 import random
 import secrets
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.utils import timezone
@@ -23,12 +27,17 @@ from django.utils import timezone
 from bots import runner, signing
 from bots import services as bot_services
 from bots import transport as bot_transport
+from bots.errors import VerificationRunning
 from bots.models import Bot, CallKind
 from games import selectors as game_selectors
 from games import uno as engine
 
 MAX_FAILURES = 3  # stop the game early: the verdict is clear and the owner waits for it
 MAX_TURNS = 400
+# The validation game's own deadline: the verdict is answered within a request, which holds a
+# server thread meanwhile and must end before the proxy gives up on it (nginx: 60 s). A bot
+# that answers within its budget but slowly (0.85 s a turn) otherwise held one for a minute.
+GAME_SECONDS = 45
 
 
 def _turn_payload(state: engine.GameState, seat: int, options: dict[str, Any], version: int,
@@ -75,8 +84,13 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
     rng = random.Random(seed)
     log: list[dict[str, Any]] = []  # the replay's moves
     turns = failures = 0
+    deadline = time.monotonic() + GAME_SECONDS
     for step in range(MAX_TURNS):
         if state.finished:
+            break
+        if time.monotonic() > deadline:
+            reasons.append(f"The validation game took longer than {GAME_SECONDS} s: answer "
+                           "faster (each of its turns has the whole budget, the game does not).")
             break
         seat = state.awaiting
         assert seat is not None
@@ -169,3 +183,23 @@ def verify(*, bot_id: int, transport: bot_transport.BotTransport | None = None,
                                      details={"turns": turns})
     return {"bot": bot.pk, "verified": ok, "result": "passed" if ok else "failed",
             "reasons": reasons, "turns": turns}
+
+
+_running_lock = threading.Lock()
+_running: set[object] = set()  # users with a verification running in this process
+
+
+@contextmanager
+def one_at_a_time(user_id: object) -> Iterator[None]:
+    """Hold the user's verification slot for the block, or refuse (429
+    ``verification_running``): a verification holds a request thread for its whole game, so
+    a user running several at once could take every thread of a web process."""
+    with _running_lock:
+        if user_id in _running:
+            raise VerificationRunning()
+        _running.add(user_id)
+    try:
+        yield
+    finally:
+        with _running_lock:
+            _running.discard(user_id)

@@ -165,7 +165,8 @@ OPERATIONS: dict[str, tuple[str, str, dict[str, st.SearchStrategy[Any]]]] = {
 def world(alice: Any, bob: Any, settings: Any, fresh_cache: None, monkeypatch: Any,
           caplog: pytest.LogCaptureFixture) -> World:
     caplog.set_level(logging.ERROR, logger="django.request")  # thousands of expected 4xx
-    rates = {"signup": "100000/second", "token": "100000/second", "move": "100000/second"}
+    rates = {scope: "100000/second"
+             for scope in settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]}
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", rates)
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return World(alice, bob)

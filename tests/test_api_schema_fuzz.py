@@ -124,8 +124,8 @@ def world(
     # Thousands of expected 4xx would each log a warning; server errors still log.
     caplog.set_level(logging.ERROR, logger="django.request")
     # No throttling while fuzzing (the rates are read once, at import, by ScopedRateThrottle).
-    rates = {"signup": "100000/second", "token": "100000/second", "move": "100000/second",
-             "replay": "100000/second"}
+    rates = {scope: "100000/second"
+             for scope in settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]}
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", rates)
     settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": rates}
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -212,7 +212,7 @@ def test_the_examples_have_the_keys_and_headers_the_endpoints_send(
 ) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     rates = {"signup": "100/hour", "token": "1/hour", "move": "100000/minute",
-             "replay": "100/minute"}
+             "replay": "100/minute", "verify": "100/hour"}
     monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", rates)
     alice_api, bob_api = client_for(alice), client_for(bob)
     seen: list[tuple[str, Any]] = []

@@ -187,3 +187,45 @@ def test_the_admin_action_verifies_too(admin_client: Any, alice: Any) -> None:
     assert page.status_code == 200 and b"p50 / p99" in page.content
 
 
+
+
+def test_a_users_second_verification_at_once_is_a_429_not_a_second_held_thread(
+    alice: Any,
+) -> None:
+    from bots import verify
+
+    bot, _ = register(alice, "busy", "http://127.0.0.1:9/")
+    with verify.one_at_a_time(alice.pk):  # as if one of alice's verifications were running
+        refused = client_for(alice).post(f"/api/bots/{bot.pk}/verify/")
+    assert refused.status_code == 429 and refused.json()["code"] == "verification_running"
+    assert int(refused["Retry-After"]) > 0
+    assert client_for(alice).post(f"/api/bots/{bot.pk}/verify/").status_code == 200  # freed
+
+
+def test_verifications_are_rate_limited_per_user(
+    alice: Any, fresh_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rest_framework.throttling import ScopedRateThrottle
+
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"verify": "2/hour"})
+    bot, _ = register(alice, "eager", "http://127.0.0.1:9/")
+    api = client_for(alice)
+    assert [api.post(f"/api/bots/{bot.pk}/verify/").status_code for _ in range(3)] == [
+        200, 200, 429]
+
+
+def test_the_validation_game_stops_failed_at_its_own_deadline(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bots import verify
+
+    monkeypatch.setattr(verify, "GAME_SECONDS", 0)  # every turn in budget, the game is not
+    bot, secret = register(alice, "dawdler", "http://127.0.0.1:9/")
+    url, stop = serve_in_thread("greedy", secret)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": url})
+        result = client_for(alice).post(f"/api/bots/{bot.pk}/verify/").json()
+    finally:
+        stop()
+    assert not result["verified"]
+    assert any("took longer than 0 s" in reason for reason in result["reasons"])
