@@ -7,6 +7,7 @@ import re
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -44,10 +45,18 @@ def _clean_name(name: str) -> str:
 
 
 def _clean_url(url: str) -> str:
+    """The URL's syntax, and an IP typed in it that no setting lets a bot call (the metadata
+    service, unspecified, multicast...): refused now, not at every call. A name is resolved
+    only when called (its addresses may change), loopback and private ones by the setting."""
     try:
         guard.check_url(url)
+        literal = guard.parse_ip(urlsplit(url).hostname or "")
+        if literal is not None:
+            guard.check_ip(str(literal), allow_private=True)
     except guard.BadBotUrl as exc:
         raise ValidationError({"url": [exc.reason]}) from None
+    except guard.BlockedAddress as exc:
+        raise ValidationError({"url": [f"Bots may not live there: {exc.reason}."]}) from None
     return url
 
 

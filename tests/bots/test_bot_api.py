@@ -65,6 +65,10 @@ def test_alice_registers_a_bot_and_gets_its_secret_only_once(alice_api: APIClien
         ({"url": "file:///etc/passwd"}, "url"),
         ({"url": "https://bots.example.org/" + "a" * 2000}, "url"),
         ({"url": "not a url"}, "url"),
+        # IPs no setting lets a bot call: the metadata service, unspecified, multicast.
+        ({"url": "http://169.254.169.254/latest/meta-data/"}, "url"),
+        ({"url": "http://0.0.0.0:8000/"}, "url"),
+        ({"url": "http://[ff02::1]/"}, "url"),
         ({"name": ""}, "name"),
         ({"name": "   "}, "name"),
         ({"name": "has space"}, "name"),
@@ -231,3 +235,9 @@ def test_the_call_log_is_pruned_but_the_aggregates_stay(alice: Any, settings: An
     assert bot_services.call_log_prune(bot_id=bot.pk, keep=10) == 20
     assert bot.calls.count() == 10
     assert bot.counters.get(name="calls").count == 30
+
+
+def test_a_loopback_ip_is_left_to_the_setting_at_each_call_not_refused_at_registration(
+    alice_api: APIClient,
+) -> None:
+    assert _create(alice_api, url="http://127.0.0.1:8080/").status_code == 201
