@@ -25,6 +25,16 @@ def _fresh_default_transport() -> Iterator[None]:
     yield
     close_default_transport()
 
+def _verified_while_served(owner: Any, bot: Bot, secret: str, strategy: Any) -> Any:
+    """``bot`` served on 127.0.0.1 by ``strategy`` (``bots.serve``), verified over the API."""
+    url, stop = serve_in_thread(strategy, secret)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": url})
+        return client_for(owner).post(f"/api/bots/{bot.pk}/verify/").json()
+    finally:
+        stop()
+
+
 @pytest.fixture(autouse=True)
 def _quick(settings: Any) -> None:
     settings.BOTS_RUNNER = "off"
@@ -161,12 +171,7 @@ def test_a_bot_making_illegal_moves_fails_the_validation_game(alice: Any) -> Non
     def keep_always(view: dict[str, Any], rng: Any) -> dict[str, Any]:
         return {"type": "keep"}  # only legal right after drawing
 
-    url, stop = serve_in_thread(keep_always, secret)
-    try:
-        bot_services.bot_update(bot=bot, data={"url": url})
-        result = client_for(alice).post(f"/api/bots/{bot.pk}/verify/").json()
-    finally:
-        stop()
+    result = _verified_while_served(alice, bot, secret, keep_always)
     assert not result["verified"]
     assert any(": illegal (" in reason for reason in result["reasons"])
     assert not Bot.objects.get(pk=bot.pk).verified
@@ -221,11 +226,6 @@ def test_the_validation_game_stops_failed_at_its_own_deadline(
 
     monkeypatch.setattr(verify, "GAME_SECONDS", 0)  # every turn in budget, the game is not
     bot, secret = register(alice, "dawdler", "http://127.0.0.1:9/")
-    url, stop = serve_in_thread("greedy", secret)
-    try:
-        bot_services.bot_update(bot=bot, data={"url": url})
-        result = client_for(alice).post(f"/api/bots/{bot.pk}/verify/").json()
-    finally:
-        stop()
+    result = _verified_while_served(alice, bot, secret, "greedy")
     assert not result["verified"]
     assert any("took longer than 0 s" in reason for reason in result["reasons"])
