@@ -43,9 +43,16 @@ TOURNAMENT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH,
                                  description="Tournament id.")
 BOT_ID = OpenApiParameter("bot_id", OpenApiTypes.INT, OpenApiParameter.PATH,
                           description="Bot id.")
-RULE_SET = OpenApiParameter("rule_set", OpenApiTypes.STR, required=False,
-                            description="The ladder: `official` (default) or a canonical "
-                            "rule set, as a tournament's `rule_set` names it.")
+
+
+def _text(most: int) -> dict[str, Any]:
+    """A query parameter's text, as the query serializers take it: blank is refused."""
+    return {"type": "string", "minLength": 1, "maxLength": most}
+
+
+RULE_SET = OpenApiParameter("rule_set", _text(200), required=False,
+                            description="The ladder: `official` (default) or its rules as a "
+                            "tournament's `rule_set` names them (in any order).")
 
 
 class NotEntered(ApiError):
@@ -351,10 +358,11 @@ class LeaderboardApi(GenericAPIView):
         "`active` (enabled), `search` (part of the name).",
         parameters=[
             RULE_SET,
-            OpenApiParameter("owner", OpenApiTypes.STR, required=False),
+            OpenApiParameter("owner", _text(150), required=False,
+                             description="Only bots of this user."),
             _bool_param("verified", "Only verified (true) or unverified (false) bots."),
             _bool_param("active", "Only enabled (true) or disabled (false) bots."),
-            OpenApiParameter("search", OpenApiTypes.STR, required=False,
+            OpenApiParameter("search", _text(64), required=False,
                              description="Part of the bot's name."),
             *page_parameters(LeaderboardPagination),
         ],

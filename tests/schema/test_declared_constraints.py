@@ -120,3 +120,19 @@ def test_every_operation_declares_the_400_and_415_it_can_answer(
     assert refused.status_code == 400 and "x" in refused.json()["fields"]
     plain = alice_api.post("/api/games/", "seats=2", content_type="text/plain")
     assert plain.status_code == 415 and plain.json()["code"] == "unsupported_media_type"
+
+
+@pytest.mark.parametrize(("operation_id", "name"), [
+    ("leaderboard", "rule_set"), ("leaderboard", "owner"), ("leaderboard", "search"),
+    ("bots_ratings", "rule_set"),
+])
+def test_a_text_parameter_the_server_refuses_blank_declares_a_minimum_length(
+    operation_id: str, name: str, alice: Any, alice_api: APIClient
+) -> None:
+    assert _parameter(operation_id, name)["schema"]["minLength"] == 1
+    from tests.bots.helpers import register
+
+    bot, _ = register(alice, "counted", "http://127.0.0.1:9/")
+    url = "/api/leaderboard/" if operation_id == "leaderboard" else f"/api/bots/{bot.pk}/ratings/"
+    refused = alice_api.get(url, {name: ""})
+    assert refused.status_code == 400 and name in refused.json()["fields"]
