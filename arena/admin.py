@@ -255,7 +255,8 @@ class TournamentCreateForm(forms.ModelForm):
         if self.errors:
             return data
         fields = {name: data.get(name) for name in self._meta.fields or ()}
-        fields["options"] = fields["options"] or {}
+        if fields["options"] is None:  # left blank: the default rules ([] or 0 are refused)
+            fields["options"] = {}
         try:
             services.tournament_check(**fields)
             self.service_fields = fields

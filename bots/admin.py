@@ -39,8 +39,11 @@ class BotAdmin(admin.ModelAdmin):
     def aggregates(self, bot: Bot) -> Any:
         counters = selectors.counters(bot=bot)
         latency = selectors.latency(bot=bot)
-        rows = [("p50 / p99 latency (ms)", f"{latency['p50_ms']} / {latency['p99_ms']} "
-                 f"over {latency['window']} calls")]
+        if latency["window"]:
+            shown = f"{latency['p50_ms']} / {latency['p99_ms']} over {latency['window']} calls"
+        else:  # no turn in a game yet (verification calls are not a table's turns)
+            shown = "no turn calls yet"
+        rows = [("p50 / p99 latency (ms)", shown)]
         rows += sorted((name, str(count)) for name, count in counters.items())
         return format_html_join("", "<div><b>{}</b>: {}</div>", rows)
 

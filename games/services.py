@@ -120,6 +120,8 @@ def _finish(game: Game, *, reason: str, status: str = GameStatus.FINISHED,
 # --- tables -----------------------------------------------------------------------------------
 def parse_options(options: Mapping[str, object], *, seats: int | None = None) -> engine.Options:
     """Engine-validated options; ``seats`` (if given) sets ``players``."""
+    if not isinstance(options, Mapping):  # JSON, but a list, a string, a number...
+        raise InvalidOptions("options", "must be a JSON object")
     data = dict(options)
     if seats is not None:
         if "players" in data and data["players"] != seats:

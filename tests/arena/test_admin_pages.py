@@ -127,6 +127,14 @@ def test_a_finished_tournament_shows_bradley_terry_intervals_and_no_buttons(
     assert "Spring cup" in listing and "Live cup" in listing
 
 
+def test_a_bot_with_no_turn_calls_yet_shows_no_latency_not_none(staff: Client, root: Any) -> None:
+    from tests.bots.helpers import register
+
+    bot, _ = register(root, "newcomer", "http://127.0.0.1:9/")
+    html = staff.get(f"/admin/bots/bot/{bot.pk}/change/").content.decode()
+    assert "no turn calls yet" in html and "None" not in html
+
+
 def test_the_bot_page_has_an_svg_elo_chart_recent_games_and_the_call_log(
     staff: Client, world: World
 ) -> None:
@@ -314,6 +322,12 @@ def test_a_blank_seed_gets_a_random_one_and_empty_options_are_the_official_rules
     ({"options": '{"stacking": "yes"}'}, "options", "must be a boolean"),
     ({"options": '{"players": 3}'}, "options", "must equal table_size (2)"),
     ({"options": "{not json"}, "options", "Enter a valid JSON"),
+    # JSON, but no object: a 500 once (dict() of it), and [] or 0 passed as the default rules.
+    ({"options": "[1, 2]"}, "options", "must be a JSON object"),
+    ({"options": '"x"'}, "options", "must be a JSON object"),
+    ({"options": "true"}, "options", "must be a JSON object"),
+    ({"options": "[]"}, "options", "must be a JSON object"),
+    ({"options": "0"}, "options", "must be a JSON object"),
     ({"duplicate_deals": "on", "games_per_pairing": "3"}, "games_per_pairing",
      "multiple of the table size"),
     ({"table_size": "11"}, "table_size", "from 2 to 10"),
