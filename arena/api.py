@@ -355,7 +355,8 @@ class LeaderboardApi(GenericAPIView):
         description="Bots by Elo on one ladder (`rule_set`, default `official`), with the "
         "95% interval of their latest finished tournament of that rule set, games, win "
         "rate, latency p50/p99 and strikes. Filters: `owner` (a user name), `verified`, "
-        "`active` (enabled), `search` (part of the name).",
+        "`active` (enabled), `search` (part of the name); a row's `rank` stays its place on "
+        "the whole ladder.",
         parameters=[
             RULE_SET,
             OpenApiParameter("owner", _text(150), required=False,
@@ -384,8 +385,7 @@ class LeaderboardApi(GenericAPIView):
             search=query.validated_data.get("search"),
         )
         page = self.paginate_queryset(ratings) or []
-        first = self.paginator.page.start_index() if page else 1
-        return self.get_paginated_response(presenters.leaderboard_rows(page, first_rank=first))
+        return self.get_paginated_response(presenters.leaderboard_rows(page))
 
 
 class BotRatingsApi(APIView):

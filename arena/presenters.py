@@ -81,16 +81,27 @@ def _strikes(bot_ids: Sequence[int]) -> dict[int, int]:
             .values("bot_id").annotate(n=Sum("strikes")).values_list("bot_id", "n")}
 
 
-def leaderboard_rows(ratings: Sequence[Rating], *, first_rank: int = 1) -> list[dict[str, Any]]:
-    """``LeaderboardRowOut`` rows of a page of the ladder."""
+def ladder_ranks(*, rule_set: str, bot_ids: Sequence[int]) -> dict[int, int]:
+    """Each bot's place on the whole ladder of ``rule_set`` (1: the best Elo), whatever a
+    filter shows of it: the admin's leaderboard numbers its rows so too."""
+    wanted = set(bot_ids)
+    order = (Rating.objects.filter(rule_set=rule_set).order_by("-elo", "bot_id")
+             .values_list("bot_id", flat=True))
+    return {bot: place for place, bot in enumerate(order, start=1) if bot in wanted}
+
+
+def leaderboard_rows(ratings: Sequence[Rating]) -> list[dict[str, Any]]:
+    """``LeaderboardRowOut`` rows of a page of the ladder, ranked on the whole ladder."""
     if not ratings:
         return []
     ids = [r.bot_id for r in ratings]
+    ranks = ladder_ranks(rule_set=ratings[0].rule_set, bot_ids=ids)
     intervals = selectors.latest_bradley_terry(rule_set=ratings[0].rule_set, bot_ids=ids)
     strikes = _strikes(ids)
     rows = []
-    for rank, rating in enumerate(ratings, start=first_rank):
+    for rating in ratings:
         bot = rating.bot
+        rank = ranks[bot.pk]
         latency = bot_selectors.latency(bot=bot)
         bt = intervals.get(bot.pk, {})
         rows.append({

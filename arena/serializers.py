@@ -199,7 +199,8 @@ class LeaderboardQuery(QuerySerializer):
 
 
 class LeaderboardRowOut(serializers.Serializer):
-    rank = serializers.IntegerField()
+    rank = serializers.IntegerField(help_text="The bot's place on the whole ladder, whatever "
+                                    "the filters show of it (as the admin's leaderboard).")
     bot = serializers.IntegerField()
     name = serializers.CharField()
     owner = serializers.CharField()

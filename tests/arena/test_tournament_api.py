@@ -468,3 +468,18 @@ def test_the_migration_makes_stored_point_intervals_unknown(alice: Any, bob: Any
     assert (rows[lonely.pk]["low"], rows[lonely.pk]["high"]) == (None, None)
     assert (rows[greedy.pk]["low"], rows[greedy.pk]["high"]) == (1250.0, 1400.0)
     assert rows[heuristic.pk]["rating"] == 1675.8
+
+
+def test_a_filtered_leaderboard_keeps_each_bots_place_on_the_whole_ladder(
+    alice: Any, bob: Any, charlie_api: APIClient,
+) -> None:
+    # As the admin's leaderboard numbers its rows: bob's bot is third, filters or not.
+    for owner, name, elo in [(alice, "first", 1600), (alice, "second", 1550), (bob, "third", 1500)]:
+        Rating.objects.create(bot=verified_bot(owner, name), rule_set="official", elo=elo)
+    whole = charlie_api.get("/api/leaderboard/").json()["results"]
+    assert [(row["rank"], row["name"]) for row in whole] == [
+        (1, "first"), (2, "second"), (3, "third")]
+    mine = charlie_api.get("/api/leaderboard/?owner=bob").json()["results"]
+    assert [(row["rank"], row["name"]) for row in mine] == [(3, "third")]
+    second_page = charlie_api.get("/api/leaderboard/?page_size=1&page=2").json()["results"]
+    assert [(row["rank"], row["name"]) for row in second_page] == [(2, "second")]
