@@ -281,15 +281,21 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
     search_fields = ("name", "owner__username")
     list_select_related = ("owner",)
     fieldsets = [
-        (None, {"fields": ("name", "status", "progress_bar", "owner", "rule_set", "options",
+        (None, {"fields": ("name", "status", "progress_bar", "owner_name", "rule_set", "options",
                            "table_size", "games_per_pairing", "duplicate_deals",
                            "turn_timeout_ms", "max_strikes", "seed", "rated")}),
         ("Standings", {"fields": ("standings_table",)}),
         ("Games", {"fields": ("games_table",)}),
         ("Times", {"fields": ("created_at", "started_at", "finished_at", "finalized_at")}),
     ]
-    readonly_fields = ("progress_bar", "standings_table", "games_table")
+    readonly_fields = ("progress_bar", "owner_name", "standings_table", "games_table")
     inlines = [EntrantInline, MatchInline]
+
+    @admin.display(description="Owner")
+    def owner_name(self, tournament: Tournament) -> str:
+        # A name, not Django's link to the user's page: staff who are not superusers may not
+        # open that (staff browse the arena, not the accounts), and the link was a 403.
+        return str(tournament.owner.get_username())
     actions = ["start_tournaments", "cancel_tournaments"]
     change_form_template = "admin/arena/tournament/change_form.html"
 

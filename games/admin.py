@@ -75,20 +75,25 @@ class GameAdmin(ReadOnly, admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ("status", "end_reason", "players", "replay_download", "winner_shown",
                            "scores", "options", "version", "move_count", "awaiting",
-                           "hand_number", "turn_seconds", "max_strikes", "created_by",
+                           "hand_number", "turn_seconds", "max_strikes", "creator",
                            "created_at", "started_at", "finished_at", "updated_at")}),
         ("Move log", {"fields": ("move_log",)}),
         ("Hidden state (staff only)", {"fields": ("seed", "state"), "classes": ("collapse",)}),
     ]
     readonly_fields = ("options", "seed", "state", "version", "move_count", "awaiting",
                        "hand_number", "scores", "winner", "created_at", "started_at",
-                       "finished_at", "updated_at", "players", "replay_download", "move_log",
-                       "winner_shown")
+                       "finished_at", "updated_at", "players", "creator", "replay_download",
+                       "move_log", "winner_shown")
     inlines = [SeatInline]
     actions = ["abort"]
 
     class Media:
         css = {"all": ("games/cards.css",)}
+
+    @admin.display(description="Created by")
+    def creator(self, game: Game) -> str:
+        # A name, not a link to the user's page, which staff who are not superusers may not open.
+        return "" if game.created_by is None else str(game.created_by.get_username())
 
     def get_urls(self) -> list[URLPattern]:
         replay = path("<int:game_id>/replay.json", self.admin_site.admin_view(self.replay_view),

@@ -380,3 +380,24 @@ def test_an_interval_the_games_could_not_give_shows_as_unknown_not_as_a_point(
     html = page.content.decode()
     assert "1676 [—]" in html and "1324 [—]" in html
     assert "1676 [1676" not in html
+
+
+def test_staff_who_are_not_superusers_get_no_link_they_cannot_open(
+    django_user_model: Any, world: World
+) -> None:
+    # Django links a read-only foreign key to the related object's page without asking whether
+    # the user may open it: the owner links were a 403 for staff who are not superusers.
+    organiser = django_user_model.objects.create_user("organiser", password="org-pw-1",
+                                                      is_staff=True)
+    client = Client()
+    client.force_login(organiser)
+    pages = [f"/admin/arena/tournament/{world.finished.pk}/change/",
+             f"/admin/games/game/{world.games[0].pk}/change/",
+             f"/admin/bots/bot/{world.bots['heuristic'].pk}/change/"]
+    for page in pages:
+        answer = client.get(page)
+        assert answer.status_code == 200, page
+        html = answer.content.decode()
+        assert "/admin/auth/user/" not in html, page
+        for link in set(re.findall(r'href="(/admin/[^"#?]+)"', html)):
+            assert client.get(link).status_code in (200, 302), (page, link)
