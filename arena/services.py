@@ -138,12 +138,7 @@ def tournament_create_started(*, owner: AbstractBaseUser, bots: Sequence[Bot],
         seen.add(bot.pk)
     tournament = tournament_create(owner=owner, **fields)
     for bot in bots:
-        try:
-            entrant_enter(tournament_id=tournament.pk, bot_id=bot.pk, user=bot.owner)
-        except BotNotEligible:
-            raise BotNotEligible(
-                f"{bot.name} is not verified and enabled: only verified, enabled bots can "
-                "enter a tournament.") from None
+        entrant_enter(tournament_id=tournament.pk, bot_id=bot.pk, user=bot.owner)
     return tournament_start(tournament_id=tournament.pk, user=owner, dispatch=False)
 
 
@@ -159,7 +154,8 @@ def entrant_enter(*, tournament_id: int, bot_id: int, user: AbstractBaseUser
     if bot.owner_id != user.pk:
         raise NotBotOwner()
     if not bot.eligible:
-        raise BotNotEligible()
+        raise BotNotEligible(f"{bot.name} is not verified and enabled: only verified, enabled "
+                             "bots can enter a tournament.")
     if tournament.status != TournamentStatus.DRAFT:
         raise TournamentError(f"The tournament {_past_its_draft(tournament)}: it takes no more "
                               "entrants.")
