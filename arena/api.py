@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena import examples, presenters, selectors, services
+from arena import examples, presenters, records, services
 from arena.errors import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from arena.models import Entrant
 from arena.serializers import (
@@ -340,7 +340,7 @@ class TournamentGamesApi(GenericAPIView):
     )
     def get(self, request: Request, id: int) -> Response:
         tournament = presenters.tournament_get(tournament_id=id)
-        page = self.paginate_queryset(selectors.tournament_games(tournament=tournament))
+        page = self.paginate_queryset(records.recorded_games(tournament))
         return self.get_paginated_response([tournament_game_data(g) for g in page])
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from arena.models import Match, Rating, RatingChange, Tournament, TournamentGame
@@ -178,9 +178,13 @@ def _elo_apply(ratings: dict[int, Rating], records: Sequence[TournamentGame]) ->
 
 
 # --- what the standings and the fit are computed from ----------------------------------------
+def recorded_games(tournament: Tournament) -> QuerySet[TournamentGame]:
+    """The tournament's recorded games in the order they were recorded (their Elo order)."""
+    return TournamentGame.objects.filter(tournament=tournament).order_by("id")
+
+
 def tournament_results(tournament: Tournament) -> list[GameResult]:
-    return [result_of(r) for r in
-            TournamentGame.objects.filter(tournament=tournament).order_by("id")]
+    return [result_of(r) for r in recorded_games(tournament)]
 
 
 def standings_rows(tournament: Tournament, results: list[GameResult]) -> list[dict[str, Any]]:

@@ -21,11 +21,6 @@ def is_tournament_game(game: Game, user: object) -> bool:
     return TournamentGame.objects.filter(game_id=game.pk).exists()
 
 
-def tournament_games(*, tournament: Tournament) -> QuerySet[TournamentGame]:
-    """The tournament's recorded games, in the order they were recorded."""
-    return TournamentGame.objects.filter(tournament=tournament).order_by("id")
-
-
 def tournament_progress(*, tournament: Tournament) -> dict[str, Any]:
     """Matches and games done out of the totals, the fraction done, and the time left
     (estimated from the time per game so far; None before the first game or once over)."""
