@@ -34,6 +34,15 @@ def staff(root: Any) -> Client:
 
 
 @pytest.fixture
+def organiser(django_user_model: Any) -> Client:
+    """Staff, not a superuser: no model permissions of their own."""
+    user = django_user_model.objects.create_user("organiser", password="org-pw-1", is_staff=True)
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
 def world(alice: Any, bob: Any) -> World:
     return build_world(alice, bob)
 
@@ -163,19 +172,15 @@ def test_the_bot_page_has_an_svg_elo_chart_recent_games_and_the_call_log(
 
 
 def test_the_bot_actions_take_the_permission_to_change_bots(
-    world: World, django_user_model: Any
+    world: World, organiser: Client
 ) -> None:
     """A staff member without it sees the bots but cannot rotate their secrets or verify."""
-    viewer = django_user_model.objects.create_user("dana", password="dana-pw-1",
-                                                   is_staff=True)
-    client = Client()
-    client.force_login(viewer)
-    page = client.get("/admin/bots/bot/")
+    page = organiser.get("/admin/bots/bot/")
     assert page.status_code == 200
     assert "rotate_secrets" not in page.content.decode()
     bot = world.bots["random"]
     before = bot.secret
-    client.post("/admin/bots/bot/", {"action": "rotate_secrets", "_selected_action": [bot.pk]})
+    organiser.post("/admin/bots/bot/", {"action": "rotate_secrets", "_selected_action": [bot.pk]})
     bot.refresh_from_db()
     assert bot.secret == before and bot.previous_secret_until is None
 
@@ -383,21 +388,17 @@ def test_an_interval_the_games_could_not_give_shows_as_unknown_not_as_a_point(
 
 
 def test_staff_who_are_not_superusers_get_no_link_they_cannot_open(
-    django_user_model: Any, world: World
+    organiser: Client, world: World
 ) -> None:
     # Django links a read-only foreign key to the related object's page without asking whether
     # the user may open it: the owner links were a 403 for staff who are not superusers.
-    organiser = django_user_model.objects.create_user("organiser", password="org-pw-1",
-                                                      is_staff=True)
-    client = Client()
-    client.force_login(organiser)
     pages = [f"/admin/arena/tournament/{world.finished.pk}/change/",
              f"/admin/games/game/{world.games[0].pk}/change/",
              f"/admin/bots/bot/{world.bots['heuristic'].pk}/change/"]
     for page in pages:
-        answer = client.get(page)
+        answer = organiser.get(page)
         assert answer.status_code == 200, page
         html = answer.content.decode()
         assert "/admin/auth/user/" not in html, page
         for link in set(re.findall(r'href="(/admin/[^"#?]+)"', html)):
-            assert client.get(link).status_code in (200, 302), (page, link)
+            assert organiser.get(link).status_code in (200, 302), (page, link)
