@@ -28,6 +28,11 @@ worker process, then on ``--workers``, with the growth in bot turns/s beside it)
 tournament's (the product's; its six bot servers share this machine's cores with the workers
 and the database) and the in-process one's (the arena's own cost). The last line is exactly
 ``arena http: X games/s, ratio R1; arena in-process: Y games/s, ratio R2``.
+
+Under each run, where its CPU went (bench/cpu.py, from /proc): milliseconds per bot turn (per
+round trip for the raw runs) of the bot servers, the workers, PostgreSQL and this process, and
+how busy the machine was. R1 compares two runs that share the same cores: when the machine is
+busy through both, R1 is about the bots' share of the CPU a turn costs in all.
 """
 
 from __future__ import annotations
@@ -54,6 +59,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # before anything: this file's folder holds bench/arena.py
 
 from bench.api import free_port, postgres  # noqa: E402
+from bench.cpu import Sampler  # noqa: E402
 
 STRATEGY_NAMES = ("random", "greedy", "heuristic")
 
@@ -225,7 +231,10 @@ def raw_round_trips(servers: Sequence[tuple[str, str, str]], concurrency: int,
         return sum(rates)
 
     asyncio.run(run(0.3))  # warm the bots
-    return asyncio.run(run(seconds))
+    with Sampler() as cpu:
+        rate = asyncio.run(run(seconds))
+    print(f"  raw round trips, {cpu.usage.per(round(rate * seconds), 'round trip')}", flush=True)
+    return rate
 
 
 def tournament(owner: Any, bots: Sequence[Any], *, options: dict[str, Any], games: int,
@@ -243,14 +252,15 @@ def tournament(owner: Any, bots: Sequence[Any], *, options: dict[str, Any], game
     for bot in bots:
         services.entrant_enter(tournament_id=created.pk, bot_id=bot.pk, user=owner)
     started, started_at = time.perf_counter(), timezone.now()
-    services.tournament_start(tournament_id=created.pk, user=owner)
     status, finalized_at = "", None
-    while time.perf_counter() - started < timeout:
-        status, finalized_at = Tournament.objects.filter(pk=created.pk).values_list(
-            "status", "finalized_at")[0]
-        if status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
-            break
-        time.sleep(0.05)
+    with Sampler() as cpu:
+        services.tournament_start(tournament_id=created.pk, user=owner)
+        while time.perf_counter() - started < timeout:
+            status, finalized_at = Tournament.objects.filter(pk=created.pk).values_list(
+                "status", "finalized_at")[0]
+            if status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
+                break
+            time.sleep(0.05)
     if status != TournamentStatus.FINISHED or finalized_at is None:
         raise RuntimeError(f"{label}: the tournament is {status!r} after "
                            f"{time.perf_counter() - started:.0f} s")
@@ -265,6 +275,7 @@ def tournament(owner: Any, bots: Sequence[Any], *, options: dict[str, Any], game
     print(f"{label}: {count} games, {turns} bot turns ({turns / max(count, 1):.1f} a game) "
           f"in {elapsed:.1f} s: "
           f"{figures['games_s']:.1f} games/s, {figures['turns_s']:.0f} bot turns/s", flush=True)
+    print(f"  {label}, {cpu.usage.per(turns, 'bot turn')}", flush=True)
     return figures
 
 

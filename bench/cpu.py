@@ -1,0 +1,86 @@
+"""Where a run's CPU went, from /proc: by kind of process, and how busy the machine was.
+
+On this 2-core machine the bots, the workers and PostgreSQL share the cores, so a throughput
+figure alone cannot say whether the arena is slow or simply has less CPU than the baseline.
+``Sampler`` snapshots the CPU seconds of every process (by kind: which cmdline it has) and of
+the machine, before and after a run; ``Usage.per`` divides them by the run's turns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+# A process's kind, by the first of these its command line contains.
+KINDS: Mapping[str, str] = {
+    "bots.serve": "bots",
+    "celery": "workers",
+    "postgres": "postgres",
+    "redis-server": "redis",
+}
+
+
+def _kind(pid: str) -> str | None:
+    if int(pid) == os.getpid():
+        return "bench"
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return None
+    return next((kind for marker, kind in KINDS.items() if marker in cmdline), None)
+
+
+def _process_seconds(pid: str) -> float:
+    """User + system CPU seconds of one process (its own, not its reaped children's)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime (fields 14 and 15)
+
+
+def snapshot() -> tuple[dict[str, float], float, float]:
+    """CPU seconds by kind (processes alive now), the machine's busy and total seconds."""
+    by_kind: dict[str, float] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and (kind := _kind(entry)) is not None:
+            by_kind[kind] = by_kind.get(kind, 0.0) + _process_seconds(entry)
+    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = ticks[3] + ticks[4]  # idle, iowait
+    return by_kind, (sum(ticks) - idle) / TICKS, sum(ticks) / TICKS
+
+
+@dataclass
+class Usage:
+    by_kind: dict[str, float]
+    busy: float  # the machine's busy share over the run, 0..1
+
+    def per(self, count: int, unit: str) -> str:
+        """'cpu per <unit>: bots 0.41 ms, workers 0.52 ms, ...; machine 97% busy'."""
+        parts = ", ".join(f"{kind} {seconds * 1000 / max(count, 1):.2f} ms"
+                          for kind, seconds in sorted(self.by_kind.items(), key=lambda x: -x[1])
+                          if seconds > 0)
+        return f"cpu per {unit}: {parts}; machine {self.busy:.0%} busy"
+
+
+class Sampler:
+    """``with Sampler() as cpu: ...`` then ``cpu.usage``. Processes that start and end inside
+    the run (a worker's pool child) count only while alive at the second snapshot, so keep the
+    processes running across it."""
+
+    def __enter__(self) -> Sampler:
+        self._before = snapshot()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        after = snapshot()
+        kinds = set(self._before[0]) | set(after[0])
+        # A process that started during the run counts from zero: its whole CPU is the run's.
+        by_kind = {k: max(0.0, after[0].get(k, 0.0) - self._before[0].get(k, 0.0))
+                   for k in kinds}
+        busy = (after[1] - self._before[1]) / max(after[2] - self._before[2], 1e-9)
+        self.usage = Usage(by_kind, busy)
