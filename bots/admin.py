@@ -7,6 +7,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
+from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -17,6 +18,11 @@ from bots.models import Bot, BotCall, BotCounter
 from games.admin import ReadOnly
 
 RECENT_CALLS = 50  # on the bot's page; the whole kept log is the call list, filtered
+
+# Never shown, and never filtered on either: the admin accepts a lookup on any field of the
+# model in its query string, and whether a bot stays in the list then answers a guess
+# (``?secret__startswith=whsec_a``), so staff could read a secret a character at a time.
+PRIVATE_FIELDS = frozenset({"secret", "previous_secret"})
 
 
 @admin.register(Bot)
@@ -34,6 +40,12 @@ class BotAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # bots are registered by their owners (the API): they need a secret
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None
+                       ) -> bool:
+        if lookup.split(LOOKUP_SEP, 1)[0] in PRIVATE_FIELDS:
+            return False  # the admin answers 400 (DisallowedModelAdminLookup)
+        return super().lookup_allowed(lookup, value, request)
 
     @admin.display(description="Owner")
     def owner_name(self, bot: Bot) -> str:

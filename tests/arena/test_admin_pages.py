@@ -402,3 +402,19 @@ def test_staff_who_are_not_superusers_get_no_link_they_cannot_open(
         assert "/admin/auth/user/" not in html, page
         for link in set(re.findall(r'href="(/admin/[^"#?]+)"', html)):
             assert organiser.get(link).status_code in (200, 302), (page, link)
+
+
+def test_staff_cannot_guess_a_bots_secret_by_filtering_the_bot_list_on_it(
+    organiser: Client, staff: Client, world: World
+) -> None:
+    # The admin takes a lookup on any field of the model from the query string: whether the bot
+    # stayed in the list answered a guess at its secret's next character.
+    bot = world.bots["heuristic"]
+    bot.refresh_from_db()
+    for client in (organiser, staff):
+        for field in ("secret", "previous_secret"):
+            for guess in (bot.secret[:8], "nothing-like-it"):
+                answer = client.get("/admin/bots/bot/", {f"{field}__startswith": guess})
+                assert answer.status_code == 400, (field, guess)
+                assert bot.name.encode() not in answer.content
+    assert organiser.get("/admin/bots/bot/", {"enabled__exact": "1"}).status_code == 200
