@@ -11,3 +11,7 @@ class ArenaConfig(AppConfig):
         from games import hooks
 
         hooks.add_replay_reader(selectors.is_tournament_game)
+        # ... but only once the tournament has ended: its games share deals (duplicate deals,
+        # and a deal cut off by a dead worker is dealt again), so one game's seed would show
+        # another's hands while that one is still to be played.
+        hooks.add_replay_hold(selectors.replay_held)

@@ -115,8 +115,11 @@ class MatchRun:
         ended: list[tuple[int, int]] = []  # (number, game id), not recorded yet
         record_by: float | None = None  # monotonic: when ``ended`` is due, once it holds one
         failures: list[BaseException] = []
+        # End notices without the replay: a tournament's games share deals (duplicate deals;
+        # a game cut off by a dead worker is dealt again), so one game's seed would show a bot
+        # the hands of a game it still plays. The replays open when the tournament ends.
         with driver.Driver(transport=self.transport, budget_ms=self.tournament.turn_timeout_ms,
-                           answer=self.answer) as playing:
+                           answer=self.answer, end_replays=False) as playing:
             while True:
                 # Record before beginning more: a cancel (or a lost claim) that the record
                 # reveals then stops the next begin, so at most the games in flight finish.

@@ -21,6 +21,20 @@ def is_tournament_game(game: Game, user: object) -> bool:
     return TournamentGame.objects.filter(game_id=game.pk).exists()
 
 
+def replay_held(game: Game) -> bool:
+    """Whether ``game``'s replay stays closed for now (``games.hooks``' replay hold): a
+    tournament's game until the tournament has ended, as its deal may still be played (every
+    seating of a duplicate deal has the same seed). A game cut off by its worker's end
+    (``interrupted``: ``services.live_settle``) was dealt again from its seed, and nothing here
+    says which tournament it was for: it stays closed (staff see it in the admin)."""
+    if game.end_reason == "interrupted":
+        return True
+    status = TournamentGame.objects.filter(game_id=game.pk).values_list(
+        "tournament__status", flat=True).first()
+    return status is not None and status not in (TournamentStatus.FINISHED,
+                                                 TournamentStatus.CANCELLED)
+
+
 def tournament_progress(*, tournament: Tournament) -> dict[str, Any]:
     """Matches and games done out of the totals, the fraction done, and the time left
     (estimated from the time per game so far; None before the first game or once over)."""

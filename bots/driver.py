@@ -116,7 +116,8 @@ class Driver:
     ``transport``: the guarded transport (default: the process's). ``notices``: send start and
     end notices. ``budget_ms``: each decision's time (a tournament's ``turn_timeout_ms``;
     default ``BOTS_TURN_TIMEOUT_MS``), capped by the table's turn clock. ``answer``: answer
-    some bots in-process instead of over HTTP (benchmarks). ``max_turns``: a game's bound."""
+    some bots in-process instead of over HTTP (benchmarks). ``max_turns``: a game's bound.
+    ``end_replays``: whether end notices carry the game's replay (off: null)."""
 
     def __init__(
         self,
@@ -126,12 +127,14 @@ class Driver:
         budget_ms: int | None = None,
         answer: Answer | None = None,
         max_turns: int = 100_000,
+        end_replays: bool = True,
     ) -> None:
         self.transport = transport or bot_transport.default_transport()
         self.notices = notices
         self.budget_ms = budget_ms
         self.answer = answer if answer is not None else _in_process
         self.max_turns = max_turns
+        self.end_replays = end_replays
         self._stopping = threading.Event()
         self._calls: deque[dict[str, Any]] = deque()  # the call log, appended on the loop
         self._inbox: queue.Queue[tuple[str, _Play, Future[Any] | None]] = queue.Queue()
@@ -297,8 +300,10 @@ class Driver:
             play.record_at = self._record_by(game)
             body = None
             if self.notices and game.is_over:
-                body = runner.notice_body(game=game, kind=CallKind.END, seats=played.seats,
-                                          replay=played.replay())
+                body = runner.notice_body(
+                    game=game, kind=CallKind.END, seats=played.seats,
+                    replay=played.replay() if self.end_replays else None,
+                    with_replay=self.end_replays)
             reply.set_result((True, body))
         except BaseException as exc:
             log.exception("game %s: the end notice failed", play.outcome.game_id)

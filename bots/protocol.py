@@ -66,8 +66,10 @@ class ResultIn(serializers.Serializer):
 
 class BotEndNotice(_Common):
     result = ResultIn()
-    replay = serializers.DictField(help_text="The game's replay, as "
-                                   "`GET /api/games/{id}/replay/` serves it.")
+    replay = serializers.DictField(
+        allow_null=True,
+        help_text="The game's replay, as `GET /api/games/{id}/replay/` serves it; null while "
+        "it is held: a tournament's games open when the tournament ends (they share deals).")
 
 
 _HEADERS = [

@@ -30,7 +30,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from bots import services as bot_services
 from bots import transport as bot_transport
 from bots.models import Bot, BotCall, CallKind
-from games import selectors
+from games import hooks, selectors
 from games import services as game_services
 from games import uno as engine
 from games.errors import (
@@ -189,9 +189,11 @@ def _plain(value: Any) -> Any:
 
 
 def notice_body(*, game: Game, kind: str, seats: list[Seat],
-                replay: dict[str, Any] | None = None) -> dict[str, Any]:
+                replay: dict[str, Any] | None = None, with_replay: bool = True
+                ) -> dict[str, Any]:
     """A notice's body but its ``seat`` (the same for every bot at the table: the replay is
-    made once)."""
+    made once). An end notice's ``replay`` is null when ``with_replay`` is off or a
+    ``games.hooks`` hold keeps the game's replay closed (its deal is still to be played)."""
     out: dict[str, Any] = {
         "protocol": PROTOCOL, "type": kind, "game": game.pk, "version": game.version,
         "options": game.options,
@@ -201,7 +203,11 @@ def notice_body(*, game: Game, kind: str, seats: list[Seat],
     else:
         out["result"] = {"winner": game.winner, "scores": game.scores,
                          "end_reason": game.end_reason}
-        out["replay"] = _plain(replay if replay is not None else selectors.game_replay(game=game))
+        if not with_replay or hooks.replay_held(game):
+            out["replay"] = None
+        else:
+            out["replay"] = _plain(replay if replay is not None
+                                   else selectors.game_replay(game=game))
     return out
 
 

@@ -33,6 +33,7 @@ from games.errors import (
     GameNotOver,
     NotAPlayer,
     NotCreator,
+    ReplayHeld,
     SeatsOpen,
     SeatTaken,
     TooManyOpenTables,
@@ -352,7 +353,7 @@ class GameReplayApi(APIView):
                 ],
             ),
             **error_responses(400, 401, 403, 404, 409, 429, raises=[
-                NotAPlayer(), GameNotOver(),
+                NotAPlayer(), GameNotOver(), ReplayHeld(),
             ]),
         },
     )

@@ -39,6 +39,14 @@ class GameNotOver(GameError):
     default_detail = "The replay is available once the game is over."
 
 
+class ReplayHeld(GameError):
+    default_code = "replay_held"
+    default_detail = (
+        "The game is over, but its replay is held: its deal is still to be played in another "
+        "game. A tournament's games open when the tournament ends."
+    )
+
+
 class AlreadySeated(GameError):
     default_code = "already_seated"
     default_detail = "You already have a seat in this game."

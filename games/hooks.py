@@ -14,6 +14,10 @@ never import them: the arrow points games <- bots.
 * ``add_replay_reader(reader)``: ``reader(game, user)`` says whether ``user``, who holds no seat
   at ``game``, may read its replay once it is over (the owner of a bot seated there; anyone, for
   a tournament's game). Players always may.
+* ``add_replay_hold(hold)``: ``hold(game)`` says whether ``game``'s replay stays closed to
+  everyone for now, its players included, though the game is over: its seed deals a game still
+  to be played (a tournament's games share deals and are dealt again after a worker dies). A
+  held replay is a 409 ``replay_held`` over the API and leaves bots' end notices.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ _listeners: list[ChangeListener] = []
 _seat_check: SeatCheck | None = None
 _driven_check: Callable[[int], bool] | None = None
 _replay_readers: list[ReplayReader] = []
+_replay_holds: list[Callable[[Game], bool]] = []
 
 
 def on_change(listener: ChangeListener) -> None:
@@ -82,3 +87,13 @@ def add_replay_reader(reader: ReplayReader) -> None:
 def may_read_replay(game: Game, user: Any) -> bool:
     """Whether a reader lets ``user`` (seated or not) read ``game``'s replay."""
     return any(reader(game, user) for reader in _replay_readers)
+
+
+def add_replay_hold(hold: Callable[[Game], bool]) -> None:
+    if hold not in _replay_holds:
+        _replay_holds.append(hold)
+
+
+def replay_held(game: Game) -> bool:
+    """Whether a hold keeps ``game``'s replay closed to everyone for now."""
+    return any(hold(game) for hold in _replay_holds)

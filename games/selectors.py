@@ -19,7 +19,7 @@ from core import metrics
 from core.throttling import CACHE_ERRORS
 from games import clock, hooks, notify, rows, services
 from games import uno as engine
-from games.errors import GameNotOver, NotAPlayer
+from games.errors import GameNotOver, NotAPlayer, ReplayHeld
 from games.models import EventKind, Game, GameEvent, GameStatus, MoveRecord, Seat
 
 EVENTS_PAGE = 500
@@ -93,12 +93,14 @@ def seat_of_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> Sea
 
 def replay_reader_or_403(*, game: Game, user: AbstractBaseUser | AnonymousUser) -> None:
     """The replay is its players', and whoever a ``hooks`` replay reader lets in (a seated
-    bot's owner; anyone, for a tournament's game); 403 ``not_a_player`` for anyone else."""
+    bot's owner; anyone, for a tournament's game); 403 ``not_a_player`` for anyone else. 409
+    ``replay_held`` while a ``hooks`` hold keeps it closed (its deal is still to be played)."""
     if seat_of(game=game, user=user) is not None:
-        return
-    if user.is_authenticated and hooks.may_read_replay(game, user):
-        return
-    raise NotAPlayer()
+        pass
+    elif not (user.is_authenticated and hooks.may_read_replay(game, user)):
+        raise NotAPlayer()
+    if game.is_over and hooks.replay_held(game):
+        raise ReplayHeld()
 
 
 def seat_with_game(

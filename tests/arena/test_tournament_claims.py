@@ -22,6 +22,7 @@ from tests.arena.tournament_helpers import (
     tournament_of,
 )
 from tests.bots.helpers import close_default_transport
+from tests.games.conftest import client_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -91,6 +92,13 @@ def test_a_dead_workers_running_game_is_aborted_and_dealt_again(alice: Any) -> N
     assert orphan.end_reason == "interrupted"  # not "staff": nobody aborted it by hand
     replay = done.tournament_games.get(number=match.plan[0]["number"]).game
     assert replay.pk != orphan.pk and replay.seed == orphan.seed
+    # The cut-off game's seed deals the game played in its place: its replay stays closed
+    # to its bots' owner, even once the tournament is over (staff see it in the admin).
+    held = client_for(alice).get(f"/api/games/{orphan.pk}/replay/")
+    assert held.status_code == 409 and held.json()["code"] == "replay_held"
+    assert client_for(alice).get(f"/api/games/{replay.pk}/replay/").status_code == 200
+    notice = bot_runner.notice_body(game=orphan, kind="end", seats=list(orphan.seats.all()))
+    assert notice["replay"] is None  # nor does its end notice carry it
 
 
 def test_a_dead_workers_finished_game_is_recorded_as_it_is(alice: Any) -> None:

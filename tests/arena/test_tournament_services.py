@@ -19,7 +19,9 @@ from arena.models import (
     TournamentGame,
     TournamentStatus,
 )
+from bots import driver
 from bots.models import Bot
+from bots.transport import CallResult
 from tests.arena.tournament_helpers import (
     assert_consistent,
     assert_recorded_once,
@@ -88,6 +90,52 @@ def test_every_user_lists_a_tournaments_games_and_reads_their_replays(
             replay = client_for(persona).get(f"/api/games/{one.game_id}/replay/")
             assert replay.status_code == 200, replay.json()
             assert replay.json()["seed"] == one.game.seed
+
+
+def test_a_running_tournaments_replays_are_held_from_everyone_until_it_ends(
+    alice: Any, charlie: Any
+) -> None:
+    # Every seating of a duplicate deal has the same seed: the replay of one played game would
+    # show the hands of its twin still being played, to its bots' owner and to anyone else.
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=2, duplicate_deals=True)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        first = Match.objects.filter(tournament=tournament).order_by("number").first()
+        assert first is not None and services.match_play(match_id=first.pk)
+        assert Tournament.objects.get(pk=tournament.pk).status == TournamentStatus.RUNNING
+        played = list(TournamentGame.objects.filter(tournament=tournament))
+        assert played and all(one.game.is_over for one in played)
+        for persona in (alice, charlie):
+            for one in played:
+                held = client_for(persona).get(f"/api/games/{one.game_id}/replay/")
+                assert held.status_code == 409 and held.json()["code"] == "replay_held"
+                assert "seed" not in held.json()
+        services.tournament_run_foreground(tournament_id=tournament.pk)
+    for one in played:
+        assert client_for(charlie).get(f"/api/games/{one.game_id}/replay/").status_code == 200
+
+
+def test_a_tournaments_end_notices_carry_no_replay(alice: Any) -> None:
+    notices: list[dict[str, Any]] = []
+
+    def answer(_url: str, payload: Any) -> CallResult:
+        if payload["type"] != "turn":
+            notices.append(payload)
+            return CallResult(True, 204, None, 0.1, None, "")
+        return CallResult(True, 200, {"move": payload["legal_moves"][0]}, 0.1, None, "")
+
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=2, duplicate_deals=True)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        driver.answer_in_process(answer)
+        try:
+            services.tournament_run_foreground(tournament_id=tournament.pk)
+        finally:
+            driver.answer_in_process(None)
+    ends = [n for n in notices if n["type"] == "end"]
+    assert len(ends) == 2 * 2  # two games, two bots each
+    assert all("replay" in n and n["replay"] is None for n in ends)
+    assert all(n["result"]["winner"] is not None for n in ends)
 
 
 def test_the_finalizer_runs_once(alice: Any) -> None:
