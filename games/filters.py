@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import QuerySet
+from django_filters.rest_framework import BooleanFilter
 
 from core.strict import StrictFilterForm
 from games.models import Game, GameStatus
@@ -12,8 +13,10 @@ from games.selectors import lobby_order
 
 class GameFilter(django_filters.FilterSet):
     status = django_filters.ChoiceFilter(choices=GameStatus.choices)
-    mine = django_filters.BooleanFilter(method="filter_mine", label="Only games I have a seat in")
-    open_seats = django_filters.BooleanFilter(
+    # django-filter's REST BooleanFilter reads 1/0 as well as true/false, as every boolean
+    # query parameter of the API does (the plain one's widget read 1 as "no filter").
+    mine = BooleanFilter(method="filter_mine", label="Only games I have a seat in")
+    open_seats = BooleanFilter(
         method="filter_open_seats", label="Only open games with a free seat"
     )
 

@@ -177,6 +177,10 @@ def test_games_are_filtered_by_status_mine_and_open_seats(
     assert ids(charlie_api, open_seats="true") == {mine_open, bobs}
     assert ids(charlie_api, status="open", open_seats="true", mine="false") == {mine_open, bobs}
     assert alice_api.get("/api/games/", {"status": "sleeping"}).status_code == 400
+    # 1 and 0 are booleans too, as on every other list (they were read as "no filter").
+    assert ids(alice_api, mine="1") == {mine_open, full}
+    assert ids(charlie_api, open_seats="1") == {mine_open, bobs}
+    assert ids(charlie_api, open_seats="True", mine="0") == {mine_open, bobs}
 
 
 def test_anonymous_requests_are_401(client: Any, alice_api: APIClient) -> None:
