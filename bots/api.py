@@ -21,6 +21,7 @@ from bots.serializers import (
     BotCallOut,
     BotCreatedOut,
     BotCreateInput,
+    BotDetailOut,
     BotOut,
     BotPublicOut,
     BotStatsOut,
@@ -120,9 +121,11 @@ class BotDetailApi(APIView):
         "and its last verification (never the secret).",
         parameters=[BOT_ID],
         responses={
-            200: OpenApiResponse(BotOut, "The bot. Someone else's bot has only the public "
-                                 "fields: id, name, owner, description, verified, created_at.",
-                                 examples=[_example("Yours", examples.OWNED)]),
+            200: OpenApiResponse(BotDetailOut, "The bot. Someone else's bot has only the "
+                                 "public fields: id, name, owner, description, verified, "
+                                 "created_at.",
+                                 examples=[_example("Yours", examples.OWNED),
+                                           _example("Someone else's", examples.PUBLIC)]),
             **error_responses(401, 404),
         },
     )

@@ -52,6 +52,22 @@ class BotOut(BotPublicOut):
         read_only_fields = fields
 
 
+class BotDetailOut(BotPublicOut):
+    """A bot: its public fields, and for its owner also the fields that are only theirs."""
+
+    # For the schema only (``GET /api/bots/{id}/``): the owner's fields are optional properties,
+    # so that a client generated from it takes the answer to someone else as well.
+    updated_at = serializers.DateTimeField(required=False, help_text="Only in the owner's answer.")
+
+    class Meta:
+        model = Bot
+        fields = BotOut.Meta.fields
+        read_only_fields = BotPublicOut.Meta.fields
+        # Not read-only, and not required: the schema lists them as optional properties.
+        extra_kwargs = {name: {"required": False, "help_text": "Only in the owner's answer."}
+                        for name in BotOut.Meta.fields if name not in BotPublicOut.Meta.fields}
+
+
 class BotCreatedOut(BotOut):
     secret = serializers.CharField(help_text="The signing secret: shown this once only.")
 

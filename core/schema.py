@@ -79,13 +79,15 @@ _ROUTE_PARAMETER = re.compile(r"<(?:\w+:)?(\w+)>")
 
 _ERROR = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
 _HTTP_METHODS = ("get", "put", "post", "delete", "patch", "head", "options", "trace")
+_BODY_METHODS = ("put", "post", "patch")
 
 
 def every_operation_refuses_bad_input(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """A postprocessing hook: what the API answers on every operation, said on every one. A
     query parameter the operation does not take is a 400 naming it (``KnownQueryParameters``),
     also where the operation takes none; a body that is not JSON is a 415
-    (``unsupported_media_type``) wherever a body is read. A client generated from the schema
+    (``unsupported_media_type``) and one over the size limit a 413 (``request_too_large``)
+    wherever a body is read, which is every POST, PUT and PATCH. A client generated from the schema
     then knows these answers instead of meeting undeclared statuses."""
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
@@ -97,7 +99,14 @@ def every_operation_refuses_bad_input(result: dict[str, Any], **kwargs: Any) -> 
                 "`fields`), or one given empty.",
                 "content": _ERROR,
             })
-            if "requestBody" in operation:
+            # Also where no body is declared: an action with nothing to send (start, cancel,
+            # verify) still reads one, refusing anything but nothing or ``{}``.
+            if "requestBody" in operation or method in _BODY_METHODS:
+                responses.setdefault("413", {
+                    "description": "The body is larger than the server takes "
+                    "(`request_too_large`).",
+                    "content": _ERROR,
+                })
                 responses.setdefault("415", {
                     "description": "The body is not JSON (send `Content-Type: "
                     "application/json`).",

@@ -13,6 +13,7 @@ from bots import services as bot_services
 from bots.models import Bot
 from bots.serve import serve_in_thread
 from bots.transport import BotTransport
+from tests.arena.test_schema_examples import validator
 from tests.bots.helpers import register
 from tests.games.conftest import client_for
 
@@ -241,3 +242,17 @@ def test_a_loopback_ip_is_left_to_the_setting_at_each_call_not_refused_at_regist
     alice_api: APIClient,
 ) -> None:
     assert _create(alice_api, url="http://127.0.0.1:8080/").status_code == 201
+
+
+def test_someone_elses_bot_answers_what_the_schema_declares(
+    alice_api: APIClient, bob_api: APIClient
+) -> None:
+    # The schema declared the owner's shape (url, enabled, ... required): a client generated
+    # from it failed on the answer to anyone else.
+    bot = alice_api.post("/api/bots/", {"name": "alices", "url": "https://bots.example.org/a"},
+                         format="json").json()
+    check = validator({"$ref": "#/components/schemas/BotDetailOut"})
+    theirs = bob_api.get(f"/api/bots/{bot['id']}/").json()
+    assert "url" not in theirs
+    check.validate(theirs)
+    check.validate(alice_api.get(f"/api/bots/{bot['id']}/").json())

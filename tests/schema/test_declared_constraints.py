@@ -103,23 +103,27 @@ def test_the_query_parameters_the_schema_names_are_taken(alice_api: APIClient) -
     assert alice_api.get("/api/games/", {"page_size": "5", "status": "open"}).status_code == 200
 
 
-def test_every_operation_declares_the_400_and_415_it_can_answer(
+def test_every_operation_declares_the_400_413_and_415_it_can_answer(
     alice_api: APIClient, running_game: dict[str, Any]
 ) -> None:
     """An unknown query parameter is a 400 everywhere, also where the operation takes no
-    parameter; a body that is not JSON is a 415 wherever a body is read."""
+    parameter; a body that is not JSON is a 415, and one too large a 413, wherever a body is
+    read: every POST, PUT and PATCH, also those that declare none (start, cancel, verify)."""
     schema = openapi()
     for path, item in schema["paths"].items():
         for method, op in item.items():
             assert "400" in op["responses"], (method, path)
-            if "requestBody" in op:
-                assert "415" in op["responses"], (method, path)
+            if "requestBody" in op or method in ("post", "put", "patch"):
+                assert {"413", "415"} <= set(op["responses"]), (method, path)
     assert not [p for p in operation("games_retrieve").get("parameters", [])
                 if p["in"] == "query"]
     refused = alice_api.get(f"/api/games/{running_game['id']}/", {"x": "1"})
     assert refused.status_code == 400 and "x" in refused.json()["fields"]
     plain = alice_api.post("/api/games/", "seats=2", content_type="text/plain")
     assert plain.status_code == 415 and plain.json()["code"] == "unsupported_media_type"
+    start = alice_api.post(f"/api/games/{running_game['id']}/start/", "go",
+                           content_type="text/plain")
+    assert start.status_code == 415 and "requestBody" not in operation("games_start")
 
 
 @pytest.mark.parametrize(("operation_id", "name"), [
