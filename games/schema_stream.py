@@ -21,8 +21,12 @@ EVENT_ID_HELP = (
 )
 
 
+# An event id, and so the ``since`` / ``Last-Event-ID`` a stream resumes from.
+CURSOR_PATTERN = r"^[0-9]+-[0-9]+$"
+
+
 def _id() -> serializers.CharField:
-    return serializers.RegexField(r"^[0-9]+-[0-9]+$", help_text=EVENT_ID_HELP)
+    return serializers.RegexField(CURSOR_PATTERN, help_text=EVENT_ID_HELP)
 
 
 class StreamStarted(serializers.Serializer):

@@ -32,7 +32,7 @@ from core.api_errors import RETRY_AFTER, error_body, error_json, error_responses
 from games import clock, listen, rows, stream, waiting
 from games.models import GameStatus
 from games.notify import Change
-from games.schema_stream import STREAM_EXAMPLES, StreamEventSchema
+from games.schema_stream import CURSOR_PATTERN, STREAM_EXAMPLES, StreamEventSchema
 
 log = logging.getLogger(__name__)
 
@@ -274,6 +274,8 @@ def _cursor_of(request: HttpRequest) -> stream.Cursor | None:
     unknown = set(request.GET) - {"since"}
     if unknown:
         raise exceptions.ValidationError({sorted(unknown)[0]: ["Unknown query parameter."]})
+    if request.GET.get("since") == "":  # given empty: a 400, as every query parameter's is
+        raise exceptions.ValidationError({"since": ["This field may not be blank."]})
     if not text:
         return None
     cursor = stream.Cursor.parse(text)
@@ -498,7 +500,7 @@ NDJSON (one JSON object per line) by default; Server-Sent Events with
 `Accept: text/event-stream` (the same JSON in `data`, the type in `event`, heartbeats as
 comments).
 
-Every event has an `id`. Reconnect with the last one you got (`?since=<id>`, or the
+Every event but a heartbeat has an `id`. Reconnect with the last one you got (`?since=<id>`, or the
 `Last-Event-ID` header an EventSource sends by itself) and you get every `started`, `strike`,
 `forfeited` and `ended` after it, none twice, and a `turn` for each game awaiting you. A
 `turn` is the game as it is: after a reconnect, or when the game moved on meanwhile, you get
@@ -520,13 +522,14 @@ class StreamApi(APIView):
         description=STREAM_DESCRIPTION,
         parameters=[
             OpenApiParameter(
-                "since", str, required=False,
+                "since", str, required=False, pattern=CURSOR_PATTERN,
                 description="Resume after this event id (the `id` of the last event you got); "
-                "`Last-Event-ID` does the same.",
+                "`Last-Event-ID` does the same. Anything else is a 400.",
                 examples=[OpenApiExample("After event 5407-81", value="5407-81")],
             ),
             OpenApiParameter(
                 "Last-Event-ID", str, OpenApiParameter.HEADER, required=False,
+                pattern=CURSOR_PATTERN,
                 description="What an EventSource sends on reconnecting: resume after it.",
             ),
             OpenApiParameter(

@@ -52,3 +52,32 @@ def test_step_two_of_the_api_walkthrough_works_as_written(
     again = creator.post(f"/api/games/{game.json()['id']}/join/")
     assert again.status_code == 409 and again.json()["code"] == "already_seated"
     assert "already_seated" in step
+
+
+def test_every_error_code_the_api_raises_is_listed_in_the_docs() -> None:
+    # A client switches on ``code``: the list in docs/api.md's errors section is the one place
+    # to learn them (the schema's Error.code is a plain string).
+    import importlib
+    import pkgutil
+
+    from rest_framework.exceptions import APIException
+
+    for app in ("core", "games", "bots", "arena"):
+        for module in pkgutil.walk_packages([str(ROOT / app)], prefix=f"{app}."):
+            if ".migrations" not in module.name and ".management" not in module.name:
+                importlib.import_module(module.name)
+
+    def ours(cls: type) -> list[type]:
+        found = []
+        for sub in cls.__subclasses__():
+            if sub.__module__.split(".")[0] in ("core", "games", "bots", "arena"):
+                found.append(sub)
+            found += ours(sub)
+        return found
+
+    listed = API_DOC[API_DOC.index("Codes: `invalid`"):
+                     API_DOC.index("Every error under `/api/` has this body")]
+    bases = {"error", "conflict"}  # the base classes' codes: never raised themselves
+    missing = {cls.default_code for cls in ours(APIException)} - bases
+    missing = {code for code in missing if f"`{code}`" not in listed}
+    assert not missing, f"docs/api.md's error codes lack {sorted(missing)}"

@@ -203,6 +203,12 @@ def test_entering_a_bot_again_changes_nothing_and_says_so_with_a_200(
     again = enter(alice_api, tournament, alice_bot)
     assert again.status_code == 200
     assert [e["bot"] for e in again.json()["entrants"]] == [alice_bot.pk]
+    # ... while it is eligible: disabled since, it is told so (and stays entered).
+    Bot.objects.filter(pk=alice_bot.pk).update(enabled=False)
+    refused = enter(alice_api, tournament, alice_bot)
+    assert refused.status_code == 409 and refused.json()["code"] == "bot_not_eligible"
+    entrants = alice_api.get(f"/api/tournaments/{tournament['id']}/").json()["entrants"]
+    assert [e["bot"] for e in entrants] == [alice_bot.pk]
 
 
 def test_a_start_refuses_entrants_no_longer_verified_or_enabled_naming_them(

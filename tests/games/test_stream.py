@@ -229,7 +229,8 @@ def test_a_missed_turn_clock_reaches_the_stream_as_a_strike(alice, bob):
 
 def test_it_refuses_a_bad_cursor_an_unknown_parameter_and_no_credentials(server, bob):
     bob_key = key_of(bob)
-    for path, field in (("/api/stream/?since=12", "since"), ("/api/stream/?x=1", "x")):
+    for path, field in (("/api/stream/?since=12", "since"), ("/api/stream/?x=1", "x"),
+                        ("/api/stream/?since=", "since")):
         status, body, _ = call(server, "GET", path, key=bob_key)
         assert (status, body["code"]) == (400, "invalid")
         assert list(body["fields"]) == [field]  # named, as every validation error does
