@@ -77,6 +77,13 @@ async def hub() -> Hub:
     return found
 
 
+def drain() -> None:
+    """``Hub.drain`` for the running loop's hub, if it has one (call it on that loop)."""
+    found = _hubs.get(asyncio.get_running_loop())
+    if found is not None:
+        found.drain()
+
+
 def _bridge(game_id: int, change: Change) -> None:
     """``notify``'s in-process announcement (any thread): into every hub's loop."""
     with _hubs_lock:
@@ -134,6 +141,8 @@ class Hub:
         # Times the LISTEN connection was established, and its server process (tests read them).
         self.connects = 0
         self.backend_pid: int | None = None
+        # The server is stopping: waits answer now (``drain``).
+        self.draining = False
 
     @property
     def listening(self) -> bool:
@@ -183,6 +192,14 @@ class Hub:
             subscription._push(game_id, change)
         for subscription in self._everything:
             subscription._push(game_id, change)
+
+    def drain(self) -> None:
+        """The server is stopping: every wait on this loop answers now, with the game as it
+        is, instead of being cancelled when the stop's grace runs out (a move played with
+        ``wait`` was answered 500 though it was committed). Wakes them all; they see
+        ``draining`` and end their wait."""
+        self.draining = True
+        self._resync()
 
     def _resync(self) -> None:
         """Everyone re-reads: notifications may have been lost before this (re)connect."""

@@ -175,6 +175,8 @@ async def _until_change(
     from games.selectors import LONG_POLL_RECHECK
 
     while (left := suspended.deadline - clock.monotonic()) > 0:
+        if hub.draining:  # the server is stopping: answer as if the wait ran out
+            return None
         timeout = left
         if suspended.turn_deadline is not None:
             timeout = min(timeout, (suspended.turn_deadline - clock.now()).total_seconds())

@@ -36,6 +36,15 @@ def database_url() -> str:
     return f"postgresql://{db['USER']}:{db['PASSWORD']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
+_serving: dict[int, subprocess.Popen[bytes]] = {}
+
+
+def stop_serving(port: int) -> None:
+    """Stop the server on ``port`` as a deploy does (SIGTERM to gunicorn), while the test still
+    holds requests to it."""
+    _serving[port].terminate()
+
+
 @contextlib.contextmanager
 def live_server(
     env: dict[str, str | None] | None = None,
@@ -68,6 +77,7 @@ def live_server(
          f"--workers={workers}", "--log-level=warning"],
         cwd=ROOT, env=full,
     )
+    _serving[port] = process
     try:
         for _ in range(300):  # bounded: 30 s
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.1):
@@ -75,6 +85,7 @@ def live_server(
             time.sleep(0.1)
         yield port
     finally:
+        _serving.pop(port, None)
         process.terminate()
         process.wait(20)
 
