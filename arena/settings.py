@@ -113,6 +113,11 @@ DB_CONN_MAX_AGE = env.int("DB_CONN_MAX_AGE", 600, minimum=0)
 # with max_prepared_statements: psycopg sends DEALLOCATE ALL after a rollback) or this off.
 DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", True)
 SQLITE_PATH = Path(env.str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")))
+# How long a statement waits for a row lock before it gives up (PostgreSQL's lock_timeout; 0:
+# forever). Under the proxy's 60 s: a request stuck behind a lock (a long transaction, someone's
+# psql session) is rolled back and answered 503 `database_busy`, instead of committing after
+# the proxy has answered 504 for it. Migrations and workers wait as long, then fail and retry.
+DB_LOCK_TIMEOUT_SECONDS = env.int("DB_LOCK_TIMEOUT_SECONDS", 20, minimum=0)
 
 if DATABASE_URL and not DATABASE_URL.startswith("sqlite"):
     # Persistent connections with health checks: a new connection per request served a quarter
@@ -129,6 +134,10 @@ if DATABASE_URL and not DATABASE_URL.startswith("sqlite"):
         # for the cursors that ask (rows.py). Django's own cursors bind on the client side,
         # which psycopg never prepares, so the threshold itself is never reached.
         DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
+    if DB_LOCK_TIMEOUT_SECONDS:
+        options = DATABASES["default"].setdefault("OPTIONS", {})
+        given = options.get("options", "")  # DATABASE_URL's own ?options=, if any
+        options["options"] = f"{given} -c lock_timeout={DB_LOCK_TIMEOUT_SECONDS * 1000}".strip()
 else:
     DATABASES = {
         "default": {

@@ -20,6 +20,7 @@ from django.core.exceptions import (
     RequestDataTooBig,
     SuspiciousOperation,
 )
+from django.db import OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views import defaults
@@ -110,6 +111,25 @@ class RequestTooLarge(ApiError):
         super().__init__(f"The request body is larger than the limit of {limit} bytes.")
 
 
+class DatabaseBusy(ApiError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "database_busy"
+    default_detail = "The database is busy: nothing was changed. Try again shortly."
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wait = 1  # DRF's handler sends it as Retry-After
+
+
+# PostgreSQL's lock_not_available: a statement waited ``DB_LOCK_TIMEOUT_SECONDS`` for a row lock.
+LOCK_NOT_AVAILABLE = "55P03"
+
+
+def _lock_timed_out(exc: Exception) -> bool:
+    return isinstance(exc, OperationalError) and (
+        getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE)
+
+
 class BadRequest(ApiError):
     default_code = "bad_request"
     default_detail = "The request is malformed."
@@ -126,6 +146,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = RequestTooLarge()
     elif isinstance(exc, SuspiciousOperation):  # e.g. too many query parameters
         exc = BadRequest()
+    elif _lock_timed_out(exc):  # rolled back: say so, and when to try again
+        exc = DatabaseBusy()
     response = drf_exception_handler(exc, context)
     if response is None or not isinstance(exc, exceptions.APIException):
         return response
