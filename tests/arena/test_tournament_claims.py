@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from arena import records, services
 from arena.models import Match, MatchStatus, Tournament, TournamentGame
+from arena.runner import MatchRun
 from bots import dispatch as bot_dispatch
 from bots import runner as bot_runner
 from bots import tasks as bot_tasks
@@ -286,3 +287,55 @@ def test_the_clock_sweep_leaves_a_claimed_matchs_games_to_their_worker(
     assert not TournamentGame.objects.filter(game_id__in=in_flight).exists()
     assert not Seat.objects.filter(game__tournament_game__tournament=done, strikes__gt=0).exists()
 
+
+def test_a_game_changed_under_its_match_worker_is_aborted_interrupted_and_dealt_again(
+    alice: Any,
+) -> None:
+    """The worker finds a game changed while it played it, and the game still running (the
+    old clock sweep did this): it is not staff's abort. It is aborted "interrupted", not
+    recorded, and the match's takeover deals it again (before: aborted "staff" and recorded
+    in the tournament as played)."""
+    import threading
+
+    stalled, released = threading.Event(), threading.Event()
+
+    def stall_once(url: str, body: Any) -> None:
+        if not stalled.is_set():  # the worker's event loop stops at its first bot call
+            stalled.set()
+            released.wait(60)
+
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.select_related("tournament").get(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        run = MatchRun(match, token, answer=stall_once)
+        worker = threading.Thread(target=run.run)
+        worker.start()
+        try:
+            assert stalled.wait(60)
+            live = Match.objects.get(pk=match.pk).live
+            changed = Game.objects.get(pk=sorted(live.values())[0])
+            # Someone else moves the game on while the worker holds it in memory.
+            assert game_services.seat_default(
+                game_id=changed.pk, seat=changed.awaiting, expected_version=changed.version,
+                reason="timeout") is True
+        finally:
+            released.set()
+            worker.join(120)
+        assert not worker.is_alive()
+        changed.refresh_from_db()
+        assert (changed.status, changed.end_reason) == (GameStatus.ABORTED, "interrupted")
+        assert not TournamentGame.objects.filter(game=changed).exists()
+        left = Match.objects.get(pk=match.pk)
+        assert left.status == MatchStatus.RUNNING and changed.pk in left.live.values()
+        # Its claim goes stale (a game unrecorded): the next worker deals the game again.
+        Match.objects.filter(pk=match.pk).update(
+            claimed_at=timezone.now() - timedelta(seconds=3600))
+        assert services.match_play(match_id=match.pk) is True
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)
+    assert done.tournament_games.filter(game__seed=changed.seed).exclude(game=changed).exists()
+    assert not Game.objects.filter(end_reason="staff").exists()
