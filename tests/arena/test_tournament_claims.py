@@ -149,6 +149,32 @@ def test_the_sweep_resends_orphaned_matches_and_finalizes(
     assert set(done.matches.values_list("status", flat=True)) == {MatchStatus.DONE}
 
 
+def test_the_sweep_ends_a_cancelled_tournaments_match_its_dead_worker_left(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn clock leaves a match's games in flight to the match, so a cancelled
+    tournament's match whose worker died must be taken over too, to end it (before: the sweep
+    re-sent only a running tournament's matches; the match ran for ever, never finalized)."""
+    sent: list[int] = []
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        _, orphan = _dead_worker(match, finish=False)
+        services.tournament_cancel(tournament_id=tournament.pk, user=alice)
+        monkeypatch.setattr(services, "match_send", lambda *, match_id: sent.append(match_id))
+        assert services.tournament_sweep() == {"sent": 1, "finalized": 0}
+        assert sent == [match.pk]
+        assert services.match_play(match_id=match.pk) is True
+    orphan.refresh_from_db()
+    assert (orphan.status, orphan.end_reason) == (GameStatus.ABORTED, "interrupted")
+    assert Match.objects.get(pk=match.pk).status == MatchStatus.CANCELLED
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert done.finalized_at is not None and done.status == "cancelled"
+    assert Game.objects.filter(created_by=alice).count() == 1  # nothing begun after the cancel
+    assert services.tournament_sweep() == {"sent": 0, "finalized": 0}
+
+
 def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: Any) -> None:
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots, games_per_pairing=4)
