@@ -141,7 +141,11 @@ class MatchRun:
                     if outcome.error is not None:  # the driver's own failure: the sweep
                         failures.append(outcome.error)  # takes the match over
                         continue
-                    if not outcome.finished:  # someone changed it meanwhile (staff)
+                    if not outcome.recorded:  # someone changed it meanwhile (whatever
+                        # the game in memory came to: ``finished`` is of that, not the row)
+                        if self._cut_off(outcome.game_id, number):
+                            continue  # left live on the match: its next worker deals it again
+                    elif not outcome.finished:  # the driver left it unfinished (its turn bound)
                         with suppress(GameNotRunning):
                             game_services.game_abort(game_id=outcome.game_id)
                     elif outcome.recorded and outcome.seats is not None:
@@ -169,6 +173,22 @@ class MatchRun:
             playing.submit(game.pk, loaded=(game, seats) if seats else None)
             numbers[game.pk] = item["number"]
         return over
+
+    def _cut_off(self, game_id: int, number: int) -> bool:
+        """Someone changed the game while it was played here (its record lost the
+        compare-and-set). Over already: staff aborted it (recorded as it stands), or the match
+        was taken over from this worker (stopped, then resumed) and its new worker aborted it
+        (recording it is then refused: the claim is gone). Still running, it is aborted
+        "interrupted", as a taken-over match's games are, and not recorded: it stays live on
+        the match, so whoever plays the match next deals it again from its seed (this worker's
+        claim, if still held, ends with a game unrecorded and goes stale). True if so."""
+        try:
+            game_services.game_abort(game_id=game_id, reason="interrupted")
+        except GameNotRunning:
+            return False
+        log.warning("match %s: game %s (number %s) was changed while played here; aborted as "
+                    "interrupted, to be dealt again", self.match.pk, game_id, number)
+        return True
 
     def _record(self, finished: list[tuple[int, int]]) -> None:
         recorded = records.games_record(

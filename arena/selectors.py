@@ -8,7 +8,15 @@ from typing import Any
 from django.db.models import QuerySet, Sum
 
 from arena import records
-from arena.models import Rating, RatingChange, Tournament, TournamentGame, TournamentStatus
+from arena.models import (
+    Match,
+    MatchStatus,
+    Rating,
+    RatingChange,
+    Tournament,
+    TournamentGame,
+    TournamentStatus,
+)
 from arena.ratings import OFFICIAL
 from bots import selectors as bot_selectors
 from bots.models import Bot, BotCounter
@@ -19,6 +27,17 @@ def is_tournament_game(game: Game, user: object) -> bool:
     """Whether ``game`` was played in a tournament: its replay is open to every user
     (``games.hooks``' replay reader), as the tournament's standings and ratings are."""
     return TournamentGame.objects.filter(game_id=game.pk).exists()
+
+
+def games_in_flight() -> set[int]:
+    """The games a running match has in flight (``Match.live``: begun, not yet recorded), in
+    whichever process its worker runs, alive or not (``games.hooks``' driven games). Their
+    stored turn clocks are not their real ones: the worker plays them in memory. If it dies,
+    its claim goes stale and the match's next worker aborts them and deals them again
+    (``services.live_settle``); nothing else may move them meanwhile. One query: running
+    matches are few, each with at most TOURNAMENT_MATCH_CONCURRENCY games live."""
+    lives = Match.objects.filter(status=MatchStatus.RUNNING).values_list("live", flat=True)
+    return {int(game_id) for live in lives for game_id in live.values()}
 
 
 def replay_held(game: Game) -> bool:

@@ -478,11 +478,16 @@ def tournament_sweep_in_process() -> dict[str, int]:
 
 
 def _matches_unplayed() -> QuerySet[Match]:
-    """A running tournament's matches that are pending (their task may be lost) or claimed by
-    a worker that stopped renewing its claim."""
+    """A running tournament's matches that are pending (their task may be lost), and those
+    claimed by a worker that stopped renewing its claim, the tournament running or cancelled:
+    a cancelled one's match is taken over only to be ended (its games in flight aborted, none
+    begun), as nothing else settles those games (the turn clock leaves them to their match)
+    and the tournament is finalized only once no match runs."""
     stale = timezone.now() - timedelta(seconds=settings.TOURNAMENT_CLAIM_STALE_SECONDS)
-    return Match.objects.filter(tournament__status=TournamentStatus.RUNNING).filter(
-        Q(status=MatchStatus.PENDING) | Q(status=MatchStatus.RUNNING, claimed_at__lt=stale))
+    return Match.objects.filter(
+        Q(status=MatchStatus.PENDING, tournament__status=TournamentStatus.RUNNING)
+        | Q(status=MatchStatus.RUNNING, claimed_at__lt=stale,
+            tournament__status__in=(TournamentStatus.RUNNING, TournamentStatus.CANCELLED)))
 
 
 def _finalize_the_unfinalized() -> int:

@@ -451,6 +451,10 @@ def advance(game_id: int, version: int, *,
     if game.is_over:
         send_notices(game_id, CallKind.END, transport=transport)
         return SKIPPED
+    if hooks.is_driven_anywhere(game_id):
+        # A driver plays it (a tournament's game, maybe in a worker that stopped): a move
+        # here would race it, and a dead driver's game is the match's next worker's to settle.
+        return SKIPPED
     if game.status == GameStatus.RUNNING and game.move_count == 0:
         send_notices(game_id, CallKind.START, transport=transport)
     return play_turn(game_id, version, transport=transport)

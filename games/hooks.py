@@ -9,6 +9,13 @@ never import them: the arrow points games <- bots.
 * ``set_driven_check(check)``: ``check(game_id)`` says whether a driver in this process plays
   the game itself (``bots.runner.play_game``: a tournament's game); such a game's turn clock
   is enforced by its driver, so no clock task is scheduled for it.
+* ``add_driven_games(source)``: ``source()`` gives the ids of the running games a driver plays
+  in some process, this one or another (a tournament match's games in flight: ``arena``). Such
+  a game's stored turn clock is not its real one (its driver plays it in memory and enforces
+  its clock itself), so nothing here settles it (the sweep, the per-turn check, the lazy check
+  on reads) and no bot turn plays it: if its driver dies, whoever took the driving over (the
+  match's next worker) settles it. Asked only when a clock is overdue or a bot turn is due, so
+  a source may cost a query.
 * ``set_seat_check(check)``: ``check(user, bot_id)`` decides whether ``user`` may seat that
   bot (raising an API error if not); without one, seating a bot is refused.
 * ``add_replay_reader(reader)``: ``reader(game, user)`` says whether ``user``, who holds no seat
@@ -23,7 +30,7 @@ never import them: the arrow points games <- bots.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from rest_framework.exceptions import ValidationError
@@ -42,6 +49,7 @@ _seat_check: SeatCheck | None = None
 _driven_check: Callable[[int], bool] | None = None
 _replay_readers: list[ReplayReader] = []
 _replay_holds: list[Callable[[Game], bool]] = []
+_driven_games: list[Callable[[], Collection[int]]] = []
 
 
 def on_change(listener: ChangeListener) -> None:
@@ -56,6 +64,23 @@ def set_driven_check(check: Callable[[int], bool]) -> None:
 
 def is_driven(game_id: int) -> bool:
     return _driven_check is not None and _driven_check(game_id)
+
+
+def add_driven_games(source: Callable[[], Collection[int]]) -> None:
+    if source not in _driven_games:
+        _driven_games.append(source)
+
+
+def driven_games() -> set[int]:
+    """The running games a driver plays somewhere (see ``add_driven_games``)."""
+    found: set[int] = set()
+    for source in _driven_games:
+        found.update(source())
+    return found
+
+
+def is_driven_anywhere(game_id: int) -> bool:
+    return bool(_driven_games) and game_id in driven_games()
 
 
 def set_seat_check(check: SeatCheck) -> None:

@@ -595,23 +595,40 @@ def turn_clock_enforce(*, game_id: int) -> bool:
     it a strike; at ``max_strikes`` the seat is forfeited. Returns whether a move was made.
 
     Called lazily on every read and write of a game and by a Celery task at the deadline; the
-    first to get the lock does the work, the others see a fresh deadline and do nothing.
+    first to get the lock does the work, the others see a fresh deadline and do nothing. A
+    game a driver plays somewhere (``hooks.driven_games``: a tournament's) is left alone.
     """
-    deadline = Game.objects.filter(pk=game_id).values_list("status", "turn_deadline").first()
-    if deadline is None or deadline[0] != GameStatus.RUNNING or deadline[1] is None:
+    if not _stored_clock_overdue(game_id):
         return False
-    if deadline[1] > clock.now():
+    if hooks.is_driven_anywhere(game_id):
+        # Its stored clock is not its real one: its driver enforces it in memory, and if that
+        # driver died, the one that takes it over settles the game (arena: aborted, dealt again).
         return False
     return _turn_clock_enforce_locked(game_id)
 
 
 def turn_clock_sweep() -> int:
     """Settle the clock of every running game whose turn is overdue (the safety net behind
-    each turn's own scheduled check); how many games it moved on."""
-    overdue = Game.objects.filter(
+    each turn's own scheduled check), but those a driver plays somewhere (a tournament's
+    games in flight: ``hooks.driven_games``); how many games it moved on."""
+    overdue = list(Game.objects.filter(
         status=GameStatus.RUNNING, turn_deadline__lt=clock.now()
-    ).values_list("id", flat=True)
-    return sum(turn_clock_enforce(game_id=game_id) for game_id in list(overdue))
+    ).values_list("id", flat=True))
+    if overdue:  # asked once per sweep, and only then (most sweeps find nothing overdue)
+        driven = hooks.driven_games()
+        overdue = [game_id for game_id in overdue if game_id not in driven]
+    # A game not driven now never will be (a driver's games are noted as it creates them),
+    # so each need not be asked again, as turn_clock_enforce would.
+    return sum(_stored_clock_overdue(game_id) and _turn_clock_enforce_locked(game_id)
+               for game_id in overdue)
+
+
+def _stored_clock_overdue(game_id: int) -> bool:
+    """Whether the stored game runs with its turn's deadline passed (one unlocked read)."""
+    deadline = Game.objects.filter(pk=game_id).values_list("status", "turn_deadline").first()
+    if deadline is None or deadline[0] != GameStatus.RUNNING or deadline[1] is None:
+        return False
+    return bool(deadline[1] <= clock.now())
 
 
 @transaction.atomic

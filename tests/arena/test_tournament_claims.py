@@ -5,16 +5,23 @@ again from the same seed)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 
 from arena import records, services
-from arena.models import Match, MatchStatus, Tournament
+from arena.models import Match, MatchStatus, Tournament, TournamentGame
+from arena.runner import MatchRun
+from bots import dispatch as bot_dispatch
 from bots import runner as bot_runner
-from games.models import Game, GameStatus
+from bots import tasks as bot_tasks
+from games import services as game_services
+from games import tasks as game_tasks
+from games.models import Game, GameStatus, Seat
 from tests.arena.tournament_helpers import (
     assert_consistent,
     assert_recorded_once,
@@ -48,6 +55,15 @@ def _dead_worker(match: Match, *, finish: bool) -> tuple[str, Game]:
     stale = timezone.now() - timedelta(seconds=3600)
     Match.objects.filter(pk=match.pk).update(claimed_at=stale)
     return token, Game.objects.get(pk=game.pk)
+
+
+def _stand(game_ids: list[int]) -> list[tuple[Any, ...]]:
+    """What a clock check or a bot turn would change: the games' rows and their seats."""
+    games = list(Game.objects.filter(pk__in=game_ids).order_by("pk").values_list(
+        "pk", "status", "version", "move_count", "awaiting"))
+    seats = list(Seat.objects.filter(game_id__in=game_ids).order_by("game_id", "index")
+                 .values_list("game_id", "index", "strikes", "forfeited"))
+    return games + seats
 
 
 def _one_match_done_one_orphaned_one_pending(
@@ -133,6 +149,32 @@ def test_the_sweep_resends_orphaned_matches_and_finalizes(
     assert set(done.matches.values_list("status", flat=True)) == {MatchStatus.DONE}
 
 
+def test_the_sweep_ends_a_cancelled_tournaments_match_its_dead_worker_left(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The turn clock leaves a match's games in flight to the match, so a cancelled
+    tournament's match whose worker died must be taken over too, to end it (before: the sweep
+    re-sent only a running tournament's matches; the match ran for ever, never finalized)."""
+    sent: list[int] = []
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        _, orphan = _dead_worker(match, finish=False)
+        services.tournament_cancel(tournament_id=tournament.pk, user=alice)
+        monkeypatch.setattr(services, "match_send", lambda *, match_id: sent.append(match_id))
+        assert services.tournament_sweep() == {"sent": 1, "finalized": 0}
+        assert sent == [match.pk]
+        assert services.match_play(match_id=match.pk) is True
+    orphan.refresh_from_db()
+    assert (orphan.status, orphan.end_reason) == (GameStatus.ABORTED, "interrupted")
+    assert Match.objects.get(pk=match.pk).status == MatchStatus.CANCELLED
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert done.finalized_at is not None and done.status == "cancelled"
+    assert Game.objects.filter(created_by=alice).count() == 1  # nothing begun after the cancel
+    assert services.tournament_sweep() == {"sent": 0, "finalized": 0}
+
+
 def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: Any) -> None:
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots, games_per_pairing=4)
@@ -216,3 +258,110 @@ def test_the_main_job_sweeps_at_start_and_stops_when_told(
     stop.set()
     thread.join(30)
     assert not thread.is_alive()
+
+
+def test_the_clock_sweep_leaves_a_claimed_matchs_games_to_their_worker(
+    alice: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A match worker stopped (or killed) mid-match: its games' stored turn clocks run out
+    long before its claim goes stale. Their clock is the worker's: no sweep, clock task, read
+    or bot turn in any other process may settle or play them (before: the sweep struck every
+    seat awaited, and the bot turns it set off played the games on with strikes no bot
+    earned). The match's takeover aborts them "interrupted" and deals them again."""
+    settings.BOTS_RUNNER = "celery"  # as in production: a change sets off a bot_turn task
+    dispatched: list[tuple[int, int]] = []
+    monkeypatch.setattr(bot_tasks.bot_turn, "delay",
+                        lambda game_id, version: dispatched.append((game_id, version)))
+    bot_dispatch.forget()
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        with ExitStack() as driven_here, transaction.atomic():  # as the worker begins them
+            begun = services.games_begin(match_id=match.pk, token=token, items=match.plan[:2])
+            assert begun is not None
+            for game, _ in begun:
+                driven_here.enter_context(bot_runner.driving(game.pk))
+        in_flight = [game.pk for game, _ in begun]
+        # The worker stops here: its games' stored clocks run out, its claim is still fresh.
+        Game.objects.filter(pk__in=in_flight).update(
+            turn_deadline=timezone.now() - timedelta(seconds=60))
+        before = _stand(in_flight)
+
+        assert game_services.turn_clock_sweep() == 0
+        api = client_for(alice)
+        for game_id, version, _, _, _ in before[:len(in_flight)]:
+            assert game_tasks.turn_clock_check(game_id, version) is False
+            assert api.get(f"/api/games/{game_id}/events/").status_code == 200  # a lazy check
+            assert bot_runner.advance(game_id, version) == bot_runner.SKIPPED
+        assert _stand(in_flight) == before  # no clock move, no strike, version unchanged
+        assert dispatched == []
+
+        # The claim goes stale: the match is taken over, its games dealt again.
+        Match.objects.filter(pk=match.pk).update(
+            claimed_at=timezone.now() - timedelta(seconds=3600))
+        assert services.match_play(match_id=match.pk) is True
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)
+    for game in Game.objects.filter(pk__in=in_flight):
+        assert (game.status, game.end_reason, game.move_count) == (
+            GameStatus.ABORTED, "interrupted", 0)
+        assert done.tournament_games.exclude(game=game).filter(game__seed=game.seed).exists()
+    assert not TournamentGame.objects.filter(game_id__in=in_flight).exists()
+    assert not Seat.objects.filter(game__tournament_game__tournament=done, strikes__gt=0).exists()
+
+
+def test_a_game_changed_under_its_match_worker_is_aborted_interrupted_and_dealt_again(
+    alice: Any,
+) -> None:
+    """The worker finds a game changed while it played it, and the game still running (the
+    old clock sweep did this): it is not staff's abort. It is aborted "interrupted", not
+    recorded, and the match's takeover deals it again (before: aborted "staff" and recorded
+    in the tournament as played)."""
+    import threading
+
+    stalled, released = threading.Event(), threading.Event()
+
+    def stall_once(url: str, body: Any) -> None:
+        if not stalled.is_set():  # the worker's event loop stops at its first bot call
+            stalled.set()
+            released.wait(60)
+
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.select_related("tournament").get(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        run = MatchRun(match, token, answer=stall_once)
+        worker = threading.Thread(target=run.run)
+        worker.start()
+        try:
+            assert stalled.wait(60)
+            live = Match.objects.get(pk=match.pk).live
+            changed = Game.objects.get(pk=sorted(live.values())[0])
+            # Someone else moves the game on while the worker holds it in memory.
+            assert game_services.seat_default(
+                game_id=changed.pk, seat=changed.awaiting, expected_version=changed.version,
+                reason="timeout") is True
+        finally:
+            released.set()
+            worker.join(120)
+        assert not worker.is_alive()
+        changed.refresh_from_db()
+        assert (changed.status, changed.end_reason) == (GameStatus.ABORTED, "interrupted")
+        assert not TournamentGame.objects.filter(game=changed).exists()
+        left = Match.objects.get(pk=match.pk)
+        assert left.status == MatchStatus.RUNNING and changed.pk in left.live.values()
+        # Its claim goes stale (a game unrecorded): the next worker deals the game again.
+        Match.objects.filter(pk=match.pk).update(
+            claimed_at=timezone.now() - timedelta(seconds=3600))
+        assert services.match_play(match_id=match.pk) is True
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)
+    assert done.tournament_games.filter(game__seed=changed.seed).exclude(game=changed).exists()
+    assert not Game.objects.filter(end_reason="staff").exists()

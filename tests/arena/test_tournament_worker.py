@@ -21,7 +21,7 @@ from django.conf import settings as django_settings
 
 from arena import services
 from arena.models import Match, MatchStatus, Tournament, TournamentGame, TournamentStatus
-from games.models import Game, GameStatus
+from games.models import Game, GameStatus, MoveSource
 from tests.arena.tournament_helpers import (
     assert_consistent,
     assert_recorded_once,
@@ -56,14 +56,15 @@ def workers(settings: Any, tmp_path: Path) -> Iterator[Start]:
            "TOURNAMENT_SWEEP_SECONDS": "2"}
     started: list[subprocess.Popen[bytes]] = []
 
-    def start(*, beat: bool = False, name: str = "w", concurrency: int = 4
-              ) -> subprocess.Popen[bytes]:
+    def start(*, beat: bool = False, name: str = "w", concurrency: int = 4,
+              timings: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
         command = [sys.executable, "-m", "celery", "-A", "arena", "worker", "--pool=solo",
                    "--loglevel=WARNING", "-Q", queue, "-n", f"{name}-{uuid.uuid4().hex[:8]}@%h"]
         if beat:
             command += ["-B", "-s", str(tmp_path / f"beat-{len(started)}")]
         process = subprocess.Popen(
-            command, cwd=ROOT, env={**env, "TOURNAMENT_MATCH_CONCURRENCY": str(concurrency)})
+            command, cwd=ROOT, env={**env, "TOURNAMENT_MATCH_CONCURRENCY": str(concurrency),
+                                    **(timings or {})})
         started.append(process)
         return process
 
@@ -196,3 +197,43 @@ def test_a_worker_killed_mid_tournament_is_replaced_and_each_game_recorded_once(
     extra = Game.objects.filter(created_by=alice).exclude(pk__in=recorded)
     assert set(extra.values_list("status", flat=True)) <= {GameStatus.ABORTED}
     assert set(extra.values_list("pk", flat=True)) <= set(left_live.values())
+
+
+def test_a_killed_workers_games_wait_for_the_takeover_through_many_clock_sweeps(
+    alice: Any, workers: Start
+) -> None:
+    """The default timings' order: the turn-clock sweep (30 s) runs several times before a
+    dead worker's claim goes stale (60 s). Here 1 s against 12 s, so the sweep finds the
+    killed worker's games overdue (a tournament turn's clock is 3 s) again and again before
+    the takeover. It leaves them: no clock move, no strike, no bot turn; the takeover aborts
+    them "interrupted" and deals them again (before: the sweep struck them all and bot_turn
+    tasks played them on, recorded with strikes the bots never earned)."""
+    timings = {"TOURNAMENT_CLAIM_STALE_SECONDS": "12", "TURN_CLOCK_SWEEP_SECONDS": "1"}
+    doomed = workers(name="doomed", timings=timings)
+    with http_bots(alice, ["random", "greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=12)
+        services.tournament_start(tournament_id=tournament.pk, user=alice)
+        assert _wait(lambda: TournamentGame.objects.filter(tournament=tournament).count() >= 3)
+        doomed.send_signal(signal.SIGKILL)
+        doomed.wait(20)
+        left_live = [game for m in Match.objects.filter(tournament=tournament)
+                     for game in m.live.values()]
+        running = {g.pk: g for g in Game.objects.filter(pk__in=left_live,
+                                                        status=GameStatus.RUNNING)}
+        assert running  # it died with games in play
+        workers(beat=True, name="replacement", timings=timings)
+        assert _wait(_finalized(tournament))
+        assert _wait(_queue_drained)
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert done.status == TournamentStatus.FINISHED
+    assert_recorded_once(done)
+    assert_consistent(done)
+    for game_id, before in running.items():
+        orphan = Game.objects.get(pk=game_id)
+        assert (orphan.status, orphan.end_reason) == (GameStatus.ABORTED, "interrupted")
+        assert (orphan.version, orphan.move_count) == (before.version + 1, before.move_count)
+        assert before.turn_deadline is not None and orphan.finished_at is not None
+        # Overdue through several sweeps before the takeover settled it.
+        assert (orphan.finished_at - before.turn_deadline).total_seconds() > 5
+    # (A strike a bot earns by answering late is the driver's: source "server", not "clock".)
+    assert not Game.objects.filter(created_by=alice, moves__source=MoveSource.CLOCK).exists()
