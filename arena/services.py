@@ -41,6 +41,7 @@ from arena.models import (
 )
 from arena.ratings import canonical_rule_set
 from bots.models import Bot, eligible
+from core import broker, metrics
 from core.api_errors import ApiError
 from games import batch
 from games import services as game_services
@@ -252,10 +253,17 @@ def _dispatch(tournament_id: int) -> None:
         match_send(match_id=match_id)
 
 
-def match_send(*, match_id: int) -> None:
+def match_send(*, match_id: int) -> bool:
+    """A worker's task for the match; False if the broker cannot take it. The start is
+    committed (answering it 500 would leave a running tournament its owner cannot start
+    again), and a pending match is the tournament sweep's to send again."""
     from arena.tasks import match_play as task
 
-    task.apply_async((match_id,), queue=settings.TOURNAMENT_QUEUE)
+    return broker.send(
+        lambda: task.apply_async((match_id,), queue=settings.TOURNAMENT_QUEUE),
+        counter=metrics.MATCH_PUBLISH_ERRORS,
+        what=f"match {match_id}", instead="left to the tournament sweep",
+    )
 
 
 # The tournaments a thread of this process plays (the embedded default, which has no broker).
@@ -462,8 +470,7 @@ def tournament_sweep() -> dict[str, int]:
     a match is played by whoever claims it."""
     sent = 0
     for match_id in _matches_unplayed().values_list("pk", flat=True):
-        match_send(match_id=match_id)
-        sent += 1
+        sent += match_send(match_id=match_id)  # one not sent is tried at the next sweep
     return {"sent": sent, "finalized": _finalize_the_unfinalized()}
 
 

@@ -198,17 +198,24 @@ CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_QUEUE", "celery")
 # at most), so the default is well above that: a match task redelivered while still running
 # would find its match claimed and do nothing, but it would hold a worker for nothing.
 BROKER_VISIBILITY_TIMEOUT = env.int("BROKER_VISIBILITY_TIMEOUT", 6 * 3600, minimum=60)
+# A task is sent after its change commits, in the request that made it (a turn clock's check,
+# a bot's decision, a tournament's matches): a broker that does not answer must fail the send
+# within about a second, so the request is answered and core.broker's fallbacks take over.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": BROKER_VISIBILITY_TIMEOUT,
-    # An unreachable broker is told at once, not after the kernel's connect timeout (a move
-    # that schedules its turn clock waits for it).
-    "socket_connect_timeout": 2,
+    # An unreachable broker is told at once, not after the kernel's connect timeout.
+    "socket_connect_timeout": 1,
+    # A broker that accepts but never answers (stopped with SIGSTOP, a half-open connection):
+    # kombu's default (None) waits forever on the reply to the connection's PING or to the
+    # LPUSH of the message. Workers are not cut short by it: they wait for tasks on the event
+    # loop (BRPOP read only once readable), not in a blocking read.
+    "socket_timeout": 1,
+    # (health_check_interval stays kombu's 25 s: its PING is bounded by socket_timeout too.)
 }
-# Publishing retries once (a pooled connection may be stale after a Redis restart), then
-# gives up: the turn clock it was for is left to the sweep.
-CELERY_TASK_PUBLISH_RETRY_POLICY = {
-    "max_retries": 1, "interval_start": 0, "interval_step": 0.1, "interval_max": 0.1,
-}
+# Publishing is tried once. Each kombu retry costs a stalled broker another socket_timeout
+# (measured: 2 s a send with one retry, 1 s with none), and a retry is not what carries a send
+# across a Redis restart: redis-py replaces a pooled connection the server closed by itself.
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 0}
 # Each turn's clock is checked by a task scheduled for its deadline when the turn is at most
 # TURN_CLOCK_TASK_MAX_SECONDS long. A longer turn gets no task (a countdown of hours would sit
 # in a worker's memory and in Redis for hours, and outlive the visibility timeout): the sweep

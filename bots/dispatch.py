@@ -5,6 +5,7 @@ a bot.
 * Production (a broker): a Celery task, ``bots.tasks.bot_turn(game_id, version)``.
 * The embedded default (no broker, Celery eager): a small thread pool in the server process.
   Eager Celery would run the bot call inside the request; the pool does not.
+* A broker that cannot take the task (down, stalled): the same thread pool, for that decision.
 
 ``BOTS_RUNNER`` = "celery" | "thread" | "off" overrides the choice ("off": nothing is
 dispatched; a caller drives games itself with ``runner.play_game``).
@@ -21,6 +22,7 @@ from django.conf import settings
 from django.db import close_old_connections, connections
 
 from bots import runner
+from core import broker, metrics
 from games.models import Game, GameStatus, Seat
 
 log = logging.getLogger(__name__)
@@ -80,12 +82,25 @@ def on_change(game: Game) -> None:
 
 
 def submit(game_id: int, version: int) -> None:
-    if mode() == "celery":
-        from bots.tasks import bot_turn
+    if mode() == "celery" and _publish(game_id, version):
+        return
+    _pool().submit(_in_thread, game_id, version)
 
-        bot_turn.delay(game_id, version)
-    else:
-        _pool().submit(_in_thread, game_id, version)
+
+def _publish(game_id: int, version: int) -> bool:
+    """A worker's task for the decision; False if the broker cannot take it. The decision is
+    then this process's thread runner's (as on the embedded default): left to nobody, the turn
+    clock would strike the bot and forfeit it for an outage of ours. Should the task have
+    reached the broker after all, its decision goes stale before the second is played
+    (``runner.advance`` plays a version once), so it is still taken once."""
+    from bots.tasks import bot_turn
+
+    return broker.send(
+        lambda: bot_turn.delay(game_id, version),
+        counter=metrics.BOT_TURN_PUBLISH_ERRORS,
+        what=f"bot decision of game {game_id} (version {version})",
+        instead="played in this process",
+    )
 
 
 def _pool() -> ThreadPoolExecutor:

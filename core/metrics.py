@@ -13,6 +13,10 @@ from collections import Counter
 
 THROTTLE_CACHE_ERRORS = "throttle_cache_errors"
 TURN_CLOCK_SCHEDULE_ERRORS = "turn_clock_schedule_errors"
+# A bot's decision the broker could not take: played by this process's thread runner instead.
+BOT_TURN_PUBLISH_ERRORS = "bot_turn_publish_errors"
+# A tournament's match the broker could not take: left to the tournament sweep.
+MATCH_PUBLISH_ERRORS = "match_publish_errors"
 REPLAY_CACHE_ERRORS = "replay_cache_errors"
 LONG_POLLS_REFUSED = "long_polls_refused"
 LONG_POLLS_OPEN = "long_polls_open"  # a gauge: waits held right now
@@ -36,6 +40,6 @@ def snapshot() -> dict[str, int]:
     """Every counter, zeros included, so a monitor sees each name from the start."""
     with _lock:
         counts = dict(_counts)
-    names = (THROTTLE_CACHE_ERRORS, TURN_CLOCK_SCHEDULE_ERRORS, REPLAY_CACHE_ERRORS,
-             LONG_POLLS_REFUSED, LONG_POLLS_OPEN)
+    names = (THROTTLE_CACHE_ERRORS, TURN_CLOCK_SCHEDULE_ERRORS, BOT_TURN_PUBLISH_ERRORS,
+             MATCH_PUBLISH_ERRORS, REPLAY_CACHE_ERRORS, LONG_POLLS_REFUSED, LONG_POLLS_OPEN)
     return {name: counts.get(name, 0) for name in names} | counts

@@ -8,17 +8,14 @@ the clock to the periodic sweep and the lazy check on every read (see ``schedule
 
 from __future__ import annotations
 
-import logging
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
 
-from core import metrics
+from core import broker, metrics
 from games import clock, hooks
 from games.models import Game
-
-log = logging.getLogger(__name__)
 
 
 def arm(game: Game) -> None:
@@ -46,27 +43,14 @@ def schedule(game: Game) -> None:
     def publish() -> None:
         from games.tasks import turn_clock_check
 
-        global _broker_down_until
-        if clock.monotonic() < _broker_down_until:
-            metrics.incr(metrics.TURN_CLOCK_SCHEDULE_ERRORS)
-            return  # it failed a moment ago: do not make every move wait for it again
-        try:
-            turn_clock_check.apply_async((game_id, version), countdown=countdown)
-        except Exception as exc:
-            # The change is committed: nothing after the commit may turn it into an error (a
-            # 500 for a stored move, then a 409 for its retry). The periodic sweep (celery
-            # beat) and the lazy check on every read settle this clock instead.
-            _broker_down_until = clock.monotonic() + _BROKER_BACKOFF_SECONDS
-            metrics.incr(metrics.TURN_CLOCK_SCHEDULE_ERRORS)
-            log.warning(
-                "turn clock of game %s (version %s) left to the sweep: could not schedule its "
-                "check (%s: %s); not trying again for %s s", game_id, version,
-                type(exc).__name__, exc, _BROKER_BACKOFF_SECONDS,
-            )
+        # The change is committed: a broker that fails leaves this clock to the periodic
+        # sweep (celery beat) and the lazy check on every read, never an error.
+        broker.send(
+            lambda: turn_clock_check.apply_async((game_id, version), countdown=countdown),
+            counter=metrics.TURN_CLOCK_SCHEDULE_ERRORS,
+            what=f"turn clock of game {game_id} (version {version})",
+            instead="left to the sweep",
+        )
 
     transaction.on_commit(publish)
 
-
-# After the broker failed, turn clocks are left to the sweep for this long without trying it.
-_BROKER_BACKOFF_SECONDS = 5.0
-_broker_down_until = 0.0

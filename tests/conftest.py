@@ -63,6 +63,16 @@ def _no_remembered_rows() -> Any:
         recent.forget_all()
 
 
+@pytest.fixture(autouse=True)
+def _broker_tried_afresh() -> Any:
+    """A test that made a send fail leaves the broker in back-off (``core.broker``); the next
+    test's sends must still be tried."""
+    yield
+    broker = sys.modules.get("core.broker")
+    if broker is not None:
+        broker.forget()
+
+
 @pytest.fixture
 def fresh_cache(settings: Any) -> None:
     """Throttle counters live in the cache; give the test a cache of its own.

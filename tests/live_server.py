@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,43 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def stalled_server() -> Iterator[int]:
+    """A TCP server that accepts connections and never answers a byte: a Redis stopped with
+    ``kill -STOP`` (its kernel still completes the handshake) or behind a half-open connection.
+    Yields its port."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=128)
+    held: list[socket.socket] = []
+
+    def accept() -> None:
+        with contextlib.suppress(OSError):  # the listener closed: the test is over
+            while True:
+                held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True, name="stalled-server")
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept (close would not)
+        listener.close()
+        thread.join(5)
+        for sock in held:
+            sock.close()
+
+
+@contextlib.contextmanager
+def broken_broker(kind: str) -> Iterator[str]:
+    """A broker URL that fails: ``"dead"`` (nothing listens: refused at once) or
+    ``"stalled"`` (``stalled_server``)."""
+    if kind == "dead":
+        yield f"redis://127.0.0.1:{free_port()}/0"
+        return
+    with stalled_server() as port:
+        yield f"redis://127.0.0.1:{port}/0"
 
 
 def database_url() -> str:
