@@ -224,8 +224,12 @@ def legal_moves(state: GameState, seat: int) -> list[Move]:
         for card in PLAYABLE_SETS[state.color * NUM_KINDS + state.discard[-1]].intersection(hand):
             moves += variants[card]
         moves.append(DRAW_MOVE)
-    elif phase == DRAWN:
-        moves = [*variants[state.drawn], KEEP_MOVE]
+    elif phase == DRAWN:  # the drawn card may be played only if it matches; keep always
+        drawn = state.drawn
+        if PLAYABLE[state.color * NUM_KINDS + state.discard[-1]][drawn]:
+            moves = [*variants[drawn], KEEP_MOVE]
+        else:
+            moves = [KEEP_MOVE]
     else:
         return _fill_cache(state, seat)
     uno_seat = state.uno_seat
@@ -276,7 +280,9 @@ def _generate(state: GameState, seat: int) -> list[Move]:
             moves = _playable_moves(state, seat, hand)
             moves.append(DRAW_MOVE)
         elif phase == DRAWN:
-            moves = _variants(state, seat, state.drawn)
+            drawn = state.drawn
+            table = PLAYABLE[state.color * NUM_KINDS + state.discard[-1]]
+            moves = _variants(state, seat, drawn) if table[drawn] else []
             moves.append(KEEP_MOVE)
         elif phase == CHOOSE_COLOR:
             moves = list(COLOR_MOVES)
@@ -388,9 +394,16 @@ def _pass_turn(state: GameState, seat: int) -> None:
 
 
 def _draw_move(state: GameState, seat: int) -> None:
+    """A ``draw``: one card, then the same seat decides to play it (if it matches) or keep it.
+
+    The seat stays on turn in the DRAWN phase whether or not the card is playable, so nobody
+    else learns which: at a table the drawer decides with the card unseen by the others.
+    ``draw_until_playable`` draws until a card matches. Only when nothing could be drawn
+    (deck and discard exhausted, or exhausted before a match came) does the turn pass."""
     hand = state.hands[seat]
     table = PLAYABLE[state.color * NUM_KINDS + state.discard[-1]]
     deck = state.deck
+    until_playable = state._options.draw_until_playable
     while True:
         if deck:
             card = deck.pop()
@@ -399,12 +412,10 @@ def _draw_move(state: GameState, seat: int) -> None:
             card = hand[-1]
         else:  # deck and discard exhausted: the draw is a pass
             break
-        if table[card]:
+        if not until_playable or table[card]:
             state.phase = DRAWN
             state.drawn = card
             return
-        if not state._options.draw_until_playable:
-            break
     # _pass_turn without its resets: a draw is only legal in the PLAY phase (no drawn card).
     state.turn = (seat + state.direction) % state.n
 
