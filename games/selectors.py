@@ -242,7 +242,7 @@ def game_view(*, game: Game, seat: int) -> dict[str, Any] | None:
         # the game's winner (if any) is the one that counts.
         view.update(
             phase="over", awaiting=None, uno_window=None, pending=None, legal_moves=[],
-            finished=True, winner=game.winner,
+            challenge_reveal=None, finished=True, winner=game.winner,
         )
     return view
 

@@ -139,6 +139,7 @@ def _start_hand(state: GameState, dealer: int) -> None:
     state.penalty = 0
     state.w4_player = -1
     state.w4_illegal = False
+    state.w4_hand = []
     state.drawn = -1
     state.uno_seat = -1
     state.hand_moves = 0
@@ -356,6 +357,8 @@ def apply(state: GameState, seat: int, move: Move) -> None:
             raise IllegalMove(_why_illegal(state, seat, move))
     state._move_count = move_count + 1
     state.hand_moves += 1
+    if state.reveal_seat == seat:  # a challenger sees the hand until its next move
+        _end_reveal(state)
     kind = move.type
     if kind == PLAY_TYPE:
         state.uno_seat = -1  # any move but catch/uno closes the Uno catch window
@@ -479,6 +482,7 @@ def _card_effect(
             state.turn = (victim + d) % n
     elif card == WILD_DRAW_FOUR:
         state.w4_illegal = prev_color in [COLOR_OF[c] for c in hands[seat]]
+        state.w4_hand = list(hands[seat])  # what a challenge shows the challenger
         state.w4_player = seat
         state.penalty = (state.penalty if phase == CHALLENGE else 0) + 4
         state.turn = (seat + d) % n
@@ -516,6 +520,11 @@ def _go_out(state: GameState, seat: int, card: int, phase: int) -> None:
 
 def _challenge(state: GameState) -> None:
     challenger = state.turn
+    # The challenged player privately shows the challenger the hand it held right after the
+    # Wild Draw Four (``view`` shows it to the challenger only, until its next move).
+    state.reveal_seat = challenger
+    state.reveal_player = state.w4_player
+    state.reveal_hand = state.w4_hand
     if state.w4_illegal:  # the player held the previous colour: they draw 4, challenger plays
         _draw(state, state.w4_player, 4)
         state.phase = PLAY
@@ -536,6 +545,13 @@ def _clear_penalty(state: GameState) -> None:
     state.penalty = 0
     state.w4_player = -1
     state.w4_illegal = False
+    state.w4_hand = []
+
+
+def _end_reveal(state: GameState) -> None:
+    state.reveal_seat = -1
+    state.reveal_player = -1
+    state.reveal_hand = []
 
 
 def _end_hand(state: GameState, winner: int) -> None:
@@ -554,6 +570,7 @@ def _end_hand(state: GameState, winner: int) -> None:
         "hand_points": hand_points,
     }
     state.uno_seat = -1
+    _end_reveal(state)  # a reveal lasts no longer than its hand
     if winner >= 0 and (opts.single_hand or state._scores[winner] >= opts.target_score):
         state._winner = winner
         state.phase = OVER
