@@ -399,7 +399,7 @@ def replay_states(
     deals = [engine.full_view(state)]
     for seat, move in moves:
         hand = state.hand_number
-        engine.apply(state, seat, engine.Move.from_json(move))
+        engine.apply_recorded(state, seat, engine.Move.from_json(move))  # older logs too
         if state.hand_number != hand:
             deals.append(engine.full_view(state))
     return deals, engine.full_view(state)

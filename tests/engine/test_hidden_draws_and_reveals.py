@@ -8,7 +8,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from games.uno import GameState, Move, Options, apply, full_view, legal_moves, replay, view
+import pytest
+
+from games.uno import (
+    GameState,
+    IllegalMove,
+    Move,
+    Options,
+    apply,
+    apply_recorded,
+    full_view,
+    legal_moves,
+    new_game,
+    replay,
+    view,
+)
 from games.uno.scenario import scenario
 from games.uno.state import DRAWN
 
@@ -150,3 +164,37 @@ def test_a_state_stored_before_the_reveal_existed_still_loads() -> None:
     loaded = GameState.from_json(data)
     apply(loaded, 1, CHALLENGE)
     assert view(loaded, 1)["challenge_reveal"] == {"seat": 0, "hand": ["R1", "G1"]}
+
+
+def _legacy_log(log: list[tuple[int, Move]], options: Options, seed: int) -> list[Any]:
+    """The log as the engine recorded it before draws waited: no keep after an unplayable
+    drawn card."""
+    state = new_game(options, seed)
+    legacy: list[Any] = []
+    for seat, move in log:
+        unplayable_keep = move == KEEP and legal_moves(state, seat) == [KEEP]
+        apply(state, seat, move)
+        if not unplayable_keep:
+            legacy.append((seat, move.to_json()))
+    return legacy
+
+
+def test_a_log_recorded_before_draws_waited_for_a_keep_still_replays_to_the_same_game() -> None:
+    options = Options(players=3, single_hand=True)
+    for seed in range(20):
+        state, log = random_game(options, seed, seed)
+        legacy = _legacy_log(log, options, seed)
+        assert len(legacy) < len(log)
+        old = replay(options, seed, legacy)
+        assert old.scores == state.scores and old.last_hand == state.last_hand
+        assert old.move_count == len(legacy)  # the implied keeps are not moves
+        assert old.hands == state.hands and old.deck == state.deck
+
+
+def test_apply_recorded_is_apply_for_a_log_that_has_its_keeps() -> None:
+    state = _after_draw("Y7")
+    with pytest.raises(IllegalMove):
+        apply_recorded(state, 1, Move("accept"))  # neither legal now nor after a keep
+    assert state.phase == DRAWN and state.turn == 0
+    apply_recorded(state, 0, KEEP)
+    assert state.turn == 1 and state.move_count == 2
