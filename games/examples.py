@@ -155,6 +155,7 @@ def _view(**changes: Any) -> dict[str, Any]:
         "seat": 0,
         "hand": ["R5", "G7", "W"],
         "pending": None,
+        "challenge_reveal": None,
         "legal_moves": [{"type": "play", "card": "R5"}, *_wild(), {"type": "draw"}],
     }
     return {**view, **changes}

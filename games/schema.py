@@ -209,6 +209,15 @@ class _Public(serializers.Serializer):
     last_hand = LastHand(allow_null=True, help_text="How the previous hand ended.")
 
 
+class ChallengeReveal(serializers.Serializer):
+    """The hand a challenged Wild Draw Four player privately showed the challenger."""
+
+    seat = _seat(help_text="Who played the Wild Draw Four (whose hand this is).")
+    hand = serializers.ListField(
+        child=_card(), help_text="Their cards right after playing the Wild Draw Four."
+    )
+
+
 class SeatView(_Public):
     """Everything one seat may know; nothing of other hands, the deck or the seed."""
 
@@ -216,6 +225,10 @@ class SeatView(_Public):
     hand = serializers.ListField(child=_card(), help_text="Your cards.")
     pending = SeatPendingField(help_text="The decision the game waits for; null on an "
                                "ordinary turn.")
+    challenge_reveal = ChallengeReveal(
+        allow_null=True, help_text="You challenged a Wild Draw Four: the hand its player "
+        "showed you (only you), until your next move. Null otherwise."
+    )
     legal_moves = Move(many=True, help_text="Every move you may send now (in turn or not).")
 
 

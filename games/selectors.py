@@ -244,7 +244,7 @@ def game_view(*, game: Game, seat: int) -> dict[str, Any] | None:
         # the game's winner (if any) is the one that counts.
         view.update(
             phase="over", awaiting=None, uno_window=None, pending=None, legal_moves=[],
-            finished=True, winner=game.winner,
+            challenge_reveal=None, finished=True, winner=game.winner,
         )
     return view
 
@@ -401,7 +401,7 @@ def replay_states(
     deals = [engine.full_view(state)]
     for seat, move in moves:
         hand = state.hand_number
-        engine.apply(state, seat, engine.Move.from_json(move))
+        engine.apply_recorded(state, seat, engine.Move.from_json(move))  # older logs too
         if state.hand_number != hand:
             deals.append(engine.full_view(state))
     return deals, engine.full_view(state)

@@ -139,6 +139,7 @@ def _start_hand(state: GameState, dealer: int) -> None:
     state.penalty = 0
     state.w4_player = -1
     state.w4_illegal = False
+    state.w4_hand = []
     state.drawn = -1
     state.uno_seat = -1
     state.hand_moves = 0
@@ -224,8 +225,12 @@ def legal_moves(state: GameState, seat: int) -> list[Move]:
         for card in PLAYABLE_SETS[state.color * NUM_KINDS + state.discard[-1]].intersection(hand):
             moves += variants[card]
         moves.append(DRAW_MOVE)
-    elif phase == DRAWN:
-        moves = [*variants[state.drawn], KEEP_MOVE]
+    elif phase == DRAWN:  # the drawn card may be played only if it matches; keep always
+        drawn = state.drawn
+        if PLAYABLE[state.color * NUM_KINDS + state.discard[-1]][drawn]:
+            moves = [*variants[drawn], KEEP_MOVE]
+        else:
+            moves = [KEEP_MOVE]
     else:
         return _fill_cache(state, seat)
     uno_seat = state.uno_seat
@@ -276,7 +281,9 @@ def _generate(state: GameState, seat: int) -> list[Move]:
             moves = _playable_moves(state, seat, hand)
             moves.append(DRAW_MOVE)
         elif phase == DRAWN:
-            moves = _variants(state, seat, state.drawn)
+            drawn = state.drawn
+            table = PLAYABLE[state.color * NUM_KINDS + state.discard[-1]]
+            moves = _variants(state, seat, drawn) if table[drawn] else []
             moves.append(KEEP_MOVE)
         elif phase == CHOOSE_COLOR:
             moves = list(COLOR_MOVES)
@@ -350,6 +357,8 @@ def apply(state: GameState, seat: int, move: Move) -> None:
             raise IllegalMove(_why_illegal(state, seat, move))
     state._move_count = move_count + 1
     state.hand_moves += 1
+    if state.reveal_seat == seat:  # a challenger sees the hand until its next move
+        _end_reveal(state)
     kind = move.type
     if kind == PLAY_TYPE:
         state.uno_seat = -1  # any move but catch/uno closes the Uno catch window
@@ -361,6 +370,31 @@ def apply(state: GameState, seat: int, move: Move) -> None:
         _execute_other(state, seat, move)
     if state.hand_moves >= HAND_MOVE_CAP and state.phase != OVER:
         _end_hand(state, -1)
+
+
+def apply_recorded(state: GameState, seat: int, move: Move) -> None:
+    """``apply`` for a stored move log (a replay), which may have been recorded before every
+    draw waited for the drawer: an unplayable drawn card then passed the turn at once, so such
+    a log has no ``keep`` after it. When the state waits for that ``keep`` (the only legal move
+    then) and the log's next move is anything else, the turn passes first as it did then, not
+    counted as a move: the rebuilt game is the one that was played, move numbers included.
+    Otherwise (every log recorded since) this is exactly ``apply``."""
+    if (
+        state.phase == DRAWN
+        and not (seat == state.turn and move == KEEP_MOVE)
+        and not PLAYABLE[state.color * NUM_KINDS + state.discard[-1]][state.drawn]
+    ):
+        drawer, drawn = state.turn, state.drawn
+        _pass_turn(state, drawer)
+        state.cache_ver = -1
+        try:
+            apply(state, seat, move)
+        except UnoError:  # not a legacy log either: leave the state as it was
+            state.turn, state.phase, state.drawn = drawer, DRAWN, drawn
+            state.cache_ver = -1
+            raise
+        return
+    apply(state, seat, move)
 
 
 def _execute_other(state: GameState, seat: int, move: Move) -> None:
@@ -388,9 +422,16 @@ def _pass_turn(state: GameState, seat: int) -> None:
 
 
 def _draw_move(state: GameState, seat: int) -> None:
+    """A ``draw``: one card, then the same seat decides to play it (if it matches) or keep it.
+
+    The seat stays on turn in the DRAWN phase whether or not the card is playable, so nobody
+    else learns which: at a table the drawer decides with the card unseen by the others.
+    ``draw_until_playable`` draws until a card matches. Only when nothing could be drawn
+    (deck and discard exhausted, or exhausted before a match came) does the turn pass."""
     hand = state.hands[seat]
     table = PLAYABLE[state.color * NUM_KINDS + state.discard[-1]]
     deck = state.deck
+    until_playable = state._options.draw_until_playable
     while True:
         if deck:
             card = deck.pop()
@@ -399,12 +440,10 @@ def _draw_move(state: GameState, seat: int) -> None:
             card = hand[-1]
         else:  # deck and discard exhausted: the draw is a pass
             break
-        if table[card]:
+        if not until_playable or table[card]:
             state.phase = DRAWN
             state.drawn = card
             return
-        if not state._options.draw_until_playable:
-            break
     # _pass_turn without its resets: a draw is only legal in the PLAY phase (no drawn card).
     state.turn = (seat + state.direction) % state.n
 
@@ -468,6 +507,7 @@ def _card_effect(
             state.turn = (victim + d) % n
     elif card == WILD_DRAW_FOUR:
         state.w4_illegal = prev_color in [COLOR_OF[c] for c in hands[seat]]
+        state.w4_hand = list(hands[seat])  # what a challenge shows the challenger
         state.w4_player = seat
         state.penalty = (state.penalty if phase == CHALLENGE else 0) + 4
         state.turn = (seat + d) % n
@@ -505,6 +545,11 @@ def _go_out(state: GameState, seat: int, card: int, phase: int) -> None:
 
 def _challenge(state: GameState) -> None:
     challenger = state.turn
+    # The challenged player privately shows the challenger the hand it held right after the
+    # Wild Draw Four (``view`` shows it to the challenger only, until its next move).
+    state.reveal_seat = challenger
+    state.reveal_player = state.w4_player
+    state.reveal_hand = state.w4_hand
     if state.w4_illegal:  # the player held the previous colour: they draw 4, challenger plays
         _draw(state, state.w4_player, 4)
         state.phase = PLAY
@@ -525,6 +570,13 @@ def _clear_penalty(state: GameState) -> None:
     state.penalty = 0
     state.w4_player = -1
     state.w4_illegal = False
+    state.w4_hand = []
+
+
+def _end_reveal(state: GameState) -> None:
+    state.reveal_seat = -1
+    state.reveal_player = -1
+    state.reveal_hand = []
 
 
 def _end_hand(state: GameState, winner: int) -> None:
@@ -543,6 +595,7 @@ def _end_hand(state: GameState, winner: int) -> None:
         "hand_points": hand_points,
     }
     state.uno_seat = -1
+    _end_reveal(state)  # a reveal lasts no longer than its hand
     if winner >= 0 and (opts.single_hand or state._scores[winner] >= opts.target_score):
         state._winner = winner
         state.phase = OVER

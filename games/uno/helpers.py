@@ -19,7 +19,7 @@ from .cards import (
     NO_COLOR,
     WILD_DRAW_FOUR,
 )
-from .engine import apply, legal_moves, new_game
+from .engine import apply_recorded, legal_moves, new_game
 from .errors import UnoError
 from .moves import CATCH, PLAY, UNO, Move
 from .options import Options
@@ -41,14 +41,15 @@ def replay(
     ``(seat, move)`` pair, where the move is a ``Move`` or its JSON form, or a JSON object with
     ``"seat"`` and ``"move"`` keys — what the replay endpoint and the end-of-game notice give
     (other keys, such as ``number`` or ``created_at``, are ignored). So a saved replay document
-    ``doc`` rebuilds with ``replay(doc["options"], doc["seed"], doc["moves"])``.
+    ``doc`` rebuilds with ``replay(doc["options"], doc["seed"], doc["moves"])``. A log recorded
+    before every draw waited for the drawer's ``keep`` replays too (``apply_recorded``).
     """
     if not isinstance(options, Options):
         options = Options.from_json(options)
     state = new_game(options, seed)
     for entry in moves:
         seat, move = _log_entry(entry)
-        apply(state, seat, move)
+        apply_recorded(state, seat, move)
     return state
 
 

@@ -15,7 +15,7 @@ from .errors import MalformedMove
 
 PLAY: Final = "play"  # play ``card`` (+ ``color`` for wilds, ``target`` for Seven-O 7s, ``uno``)
 DRAW: Final = "draw"  # draw from the deck (a pass when deck and discard are both exhausted)
-KEEP: Final = "keep"  # keep the playable card just drawn; the turn ends
+KEEP: Final = "keep"  # keep the card just drawn (playable or not); the turn ends
 CHALLENGE: Final = "challenge"  # challenge the Wild Draw Four just played on you
 ACCEPT: Final = "accept"  # take the pending penalty (Wild Draw Four, or a stacked draw)
 CATCH: Final = "catch"  # catch ``target``, who played the penultimate card without calling Uno

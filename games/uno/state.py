@@ -54,8 +54,12 @@ class GameState:
         "n",
         "penalty",
         "phase",
+        "reveal_hand",
+        "reveal_player",
+        "reveal_seat",
         "turn",
         "uno_seat",
+        "w4_hand",
         "w4_illegal",
         "w4_player",
     )
@@ -77,6 +81,12 @@ class GameState:
         self.penalty = 0  # cards the seat in CHALLENGE/STACK phase would draw on "accept"
         self.w4_player = -1  # who played the Wild Draw Four now open to challenge
         self.w4_illegal = False  # did that player hold a card of the previous colour?
+        self.w4_hand: list[int] = []  # that player's hand right after playing it (never mutated)
+        # A challenge's reveal: ``reveal_player``'s hand right after its Wild Draw Four, shown
+        # to the challenger ``reveal_seat`` only (-1: none) until that seat's next move.
+        self.reveal_seat = -1
+        self.reveal_player = -1
+        self.reveal_hand: list[int] = []  # never mutated in place (copies may share it)
         self.drawn = -1  # the card drawn this turn, in the DRAWN phase
         self.uno_seat = -1  # seat that may be caught for not calling Uno, -1 when none
         self._scores = [0] * options.players
@@ -198,6 +208,8 @@ class GameState:
             "penalty": self.penalty,
             "w4_player": self.w4_player,
             "w4_illegal": self.w4_illegal,
+            "w4_hand": [CODES[c] for c in self.w4_hand],
+            "challenge_reveal": self._reveal_json(),
             "drawn": CODES[self.drawn] if self.drawn >= 0 else None,
             "uno_seat": self.uno_seat,
             "scores": list(self._scores),
@@ -206,6 +218,15 @@ class GameState:
             "hand_moves": self.hand_moves,
             "winner": self._winner,
             "last_hand": last_hand_copy(self.last_hand),
+        }
+
+    def _reveal_json(self) -> dict[str, Any] | None:
+        if self.reveal_seat < 0:
+            return None
+        return {
+            "seat": self.reveal_seat,
+            "player": self.reveal_player,
+            "hand": [CODES[c] for c in self.reveal_hand],
         }
 
     def _stored_rng(self) -> list[Any]:
@@ -230,6 +251,17 @@ class GameState:
             state.penalty = _whole(data["penalty"])
             state.w4_player = _whole(data["w4_player"])
             state.w4_illegal = bool(data["w4_illegal"])
+            # States stored before these keys existed: a pending Wild Draw Four's player is
+            # shown as it holds its hand now, and no reveal is open.
+            if "w4_hand" in data:
+                state.w4_hand = [CODE_TO_CARD[c] for c in data["w4_hand"]]
+            elif state.phase == CHALLENGE and 0 <= state.w4_player < len(state.hands):
+                state.w4_hand = list(state.hands[state.w4_player])
+            reveal = data.get("challenge_reveal")
+            if reveal is not None:
+                state.reveal_seat = _whole(reveal["seat"])
+                state.reveal_player = _whole(reveal["player"])
+                state.reveal_hand = [CODE_TO_CARD[c] for c in reveal["hand"]]
             state.drawn = -1 if data["drawn"] is None else CODE_TO_CARD[data["drawn"]]
             state.uno_seat = _whole(data["uno_seat"])
             state._scores = [_whole(s) for s in data["scores"]]
@@ -303,6 +335,11 @@ def _check_loaded(state: GameState) -> None:
         (state.direction in (1, -1), "a direction of 1 or -1"),
         (0 <= state.turn < n and 0 <= state.dealer < n, "a turn and a dealer among the seats"),
         (state.uno_seat in seat_or_none and state.w4_player in seat_or_none, "seats in range"),
+        (
+            state.reveal_seat in seat_or_none
+            and (state.reveal_seat < 0 or 0 <= state.reveal_player < n),
+            "a challenge reveal between seats in range",
+        ),
         (state._winner is None or 0 <= state._winner < n, "a winner among the seats"),
         (state.last_hand is None or isinstance(state.last_hand, dict), "a last hand summary"),
     ]

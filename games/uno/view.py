@@ -54,6 +54,15 @@ def _pending(state: GameState, seat: int) -> dict[str, Any] | None:
     return None
 
 
+def _reveal(state: GameState, seat: int) -> dict[str, Any] | None:
+    """The hand a challenged Wild Draw Four player showed: to the challenger only, until the
+    challenger's next move (or the hand's end). None for everyone else and the rest of the
+    time."""
+    if state.reveal_seat != seat:
+        return None
+    return {"seat": state.reveal_player, "hand": [CODES[c] for c in state.reveal_hand]}
+
+
 def view(state: GameState, seat: int) -> dict[str, Any]:
     """Everything ``seat`` may know: own hand, public table state, own legal moves."""
     moves = legal_moves(state, seat)  # also validates the seat number
@@ -61,6 +70,7 @@ def view(state: GameState, seat: int) -> dict[str, Any]:
     out["seat"] = seat
     out["hand"] = [CODES[c] for c in state.hands[seat]]
     out["pending"] = _pending(state, seat)
+    out["challenge_reveal"] = _reveal(state, seat)
     out["legal_moves"] = [m.to_json() for m in moves]
     return out
 

@@ -48,26 +48,26 @@ def test_a_round_robin_of_four_http_bots_is_recorded_once_and_rated(
 ) -> None:
     settings.TOURNAMENT_MATCH_CONCURRENCY = 1  # a fixed order of the bots' seeded choices
     with http_bots(alice, ["random", "greedy", "heuristic", "heuristic"]) as bots:
-        tournament = tournament_of(alice, bots, games_per_pairing=6)
+        tournament = tournament_of(alice, bots, games_per_pairing=12)
         services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
         seen: list[int] = []
         done = services.tournament_run_foreground(
             tournament_id=tournament.pk, on_progress=lambda t: seen.append(t.games_done))
     assert done.status == TournamentStatus.FINISHED
-    assert seen == list(range(1, 37))  # progress after every game
+    assert seen == list(range(1, 73))  # progress after every game
     assert_recorded_once(done)
     assert_consistent(done)
     assert rank(done, bots[2]) < rank(done, bots[0]) and rank(done, bots[3]) < rank(done, bots[0])
     board = selectors.leaderboard(rule_set=done.rule_set)
     assert [row["elo"] for row in board] == sorted((row["elo"] for row in board), reverse=True)
     assert {row["bot"] for row in board} == {b.pk for b in bots}
-    assert all(row["games"] == 18 and row["interval"] is not None for row in board)
+    assert all(row["games"] == 36 and row["interval"] is not None for row in board)
     history = selectors.rating_history(bot=bots[0], rule_set=done.rule_set)
-    assert history.count() == 18
+    assert history.count() == 36
     assert list(history)[-1].after == pytest.approx(
         next(row["elo"] for row in board if row["bot"] == bots[0].pk), abs=0.05)
     progress = selectors.tournament_progress(tournament=done)
-    assert progress["games_done"] == progress["games_total"] == 36
+    assert progress["games_done"] == progress["games_total"] == 72
     assert progress["matches_done"] == progress["matches_total"] == 6
     assert selectors.tournament_standings(tournament=done) == done.standings
 

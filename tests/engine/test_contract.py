@@ -320,6 +320,7 @@ VIEW_KEYS = {
     "phase",
     "uno_window",
     "move_count",
+    "challenge_reveal",
 }
 
 

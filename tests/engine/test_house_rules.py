@@ -10,7 +10,7 @@ from games.uno.scenario import scenario
 from games.uno.state import CHALLENGE as CHALLENGE_PHASE
 from games.uno.state import DRAWN, STACK
 
-from .conftest import ACCEPT, CHALLENGE, DRAW, play
+from .conftest import ACCEPT, CHALLENGE, DRAW, KEEP, play
 
 DECK = [f"Y{i}" for i in range(1, 10)] + [f"G{i}" for i in range(1, 10)]
 
@@ -177,8 +177,8 @@ def test_draw_until_playable_passes_when_cards_run_out() -> None:
 
 def test_draw_until_playable_off_by_default_draws_one() -> None:
     state = scenario(hands=[["G1"], ["B1"]], top="R3", deck=["Y1", "B2", "R9"])
-    apply(state, 0, DRAW)
-    assert len(state.hands[0]) == 2 and state.turn == 1
+    apply(state, 0, DRAW)  # one unplayable card, then the drawer keeps it
+    assert len(state.hands[0]) == 2 and state.turn == 0 and legal_moves(state, 0) == [KEEP]
 
 
 def test_wild_shuffle_hands_only_in_2018_deck() -> None:

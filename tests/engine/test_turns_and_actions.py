@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from games.uno import IllegalMove, Options, apply, legal_moves
+from games.uno import IllegalMove, Options, apply, default_move, legal_moves
 from games.uno.cards import CODES
 from games.uno.scenario import scenario
 from games.uno.state import DRAWN, PLAY
@@ -96,10 +96,39 @@ def test_after_drawing_no_other_card_may_be_played() -> None:
         apply(state, 0, play("R1"))
 
 
-def test_drawn_unplayable_card_is_kept_and_turn_passes() -> None:
+def test_an_unplayable_drawn_card_waits_for_keep_like_a_playable_one() -> None:
     state = scenario(hands=[["G1", "B2"], ["B1"]], top="R3", deck=["Y7", "Y1"])
     apply(state, 0, DRAW)
+    assert state.turn == 0 and state.phase == DRAWN and "Y7" in codes(state.hands[0])
+    assert legal_moves(state, 0) == [KEEP]  # the drawer may only keep it
+    assert legal_moves(state, 1) == []
+    apply(state, 0, KEEP)
     assert state.turn == 1 and state.phase == PLAY and "Y7" in codes(state.hands[0])
+
+
+def test_an_unplayable_drawn_card_cannot_be_played() -> None:
+    state = scenario(hands=[["G1", "B2"], ["B1"]], top="R3", deck=["Y7", "Y1"])
+    apply(state, 0, DRAW)
+    before = state.to_json()
+    with pytest.raises(IllegalMove, match="matches neither"):
+        apply(state, 0, play("Y7"))
+    with pytest.raises(IllegalMove, match="only play the card you drew"):
+        apply(state, 0, play("G1"))
+    assert state.to_json() == before
+
+
+def test_the_default_move_after_an_unplayable_draw_is_keep() -> None:
+    state = scenario(hands=[["G1", "B2"], ["B1"]], top="R3", deck=["Y7", "Y1"])
+    apply(state, 0, default_move(state, 0))
+    assert state.phase == DRAWN
+    apply(state, 0, default_move(state, 0))
+    assert state.turn == 1 and state.phase == PLAY
+
+
+def test_a_draw_from_an_exhausted_deck_passes_the_turn_at_once() -> None:
+    state = scenario(hands=[["G1", "B2"], ["B1"]], top="R3", deck=[])
+    apply(state, 0, DRAW)
+    assert state.turn == 1 and state.phase == PLAY and len(state.hands[0]) == 2
 
 
 def test_may_draw_even_holding_a_playable_card() -> None:

@@ -111,7 +111,8 @@ def test_the_rng_is_rewritten_only_when_cards_are_shuffled(alice: Any, bob: Any)
 
     play(alice, 0, {"type": "play", "card": "R1"})
     assert Game.objects.get(pk=game.pk).rng == rng  # no shuffle, not rewritten
-    play(bob, 1, {"type": "draw"})  # the last card (G2, not playable): the turn passes
+    play(bob, 1, {"type": "draw"})  # the last card (G2, not playable)
+    play(bob, 1, {"type": "keep"})  # kept: the turn passes
     play(alice, 0, {"type": "draw"})  # an empty deck: the discard pile is shuffled
     stored = Game.objects.get(pk=game.pk)
     assert stored.rng != rng and "rng" not in stored.state

@@ -32,12 +32,14 @@ OPTION_SETS = [
 
 
 def _card_lists(node: Any) -> list[list[str]]:
-    """Every JSON array made only of card codes, anywhere in the body."""
+    """Every JSON array made only of card codes, anywhere in the body (but the challenged hand
+    a Wild Draw Four's challenger is shown, which ``_reveals`` checks)."""
     found: list[list[str]] = []
     if isinstance(node, dict):
         for key, value in node.items():
             assert key not in FORBIDDEN_KEYS, f"forbidden key {key!r}"
-            found.extend(_card_lists(value))
+            if key != "challenge_reveal":
+                found.extend(_card_lists(value))
     elif isinstance(node, list):
         if node and all(isinstance(v, str) and v in CARD_CODES for v in node):
             found.append(node)
@@ -59,6 +61,15 @@ def _drawn_cards(node: Any) -> list[tuple[int, str]]:
     return []
 
 
+def _reveals(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, dict):
+        out = [node["challenge_reveal"]] if node.get("challenge_reveal") is not None else []
+        return out + [item for value in node.values() for item in _reveals(value)]
+    if isinstance(node, list):
+        return [item for value in node for item in _reveals(value)]
+    return []
+
+
 def assert_no_leak(response: Any, game_id: int, viewer: int | None) -> None:
     """``viewer``: the seat this response is for (None: a non-player or public endpoint)."""
     game = Game.objects.get(pk=game_id)
@@ -72,6 +83,11 @@ def assert_no_leak(response: Any, game_id: int, viewer: int | None) -> None:
         assert viewer is not None and cards == own, (viewer, cards, response.request)
     for seat, _card in _drawn_cards(json.loads(text)):
         assert seat == viewer
+    # A challenged hand is shown to its challenger only, as the state keeps it.
+    for reveal in _reveals(json.loads(text)):
+        kept = state["challenge_reveal"]
+        assert kept is not None and viewer == kept["seat"], (viewer, reveal)
+        assert reveal == {"seat": kept["player"], "hand": kept["hand"]}
     if len(state["deck"]) >= 3:
         assert json.dumps(state["deck"][-3:])[1:-1] not in text
 
@@ -109,7 +125,10 @@ def _play_and_check(clients: list[APIClient], outsider: APIClient, game_id: int,
             response = clients[seat].post(f"{url}/moves/", payload, format="json")
             assert response.status_code in (409, 422), response.content
             assert_no_leak(response, game_id, seat)
-        move = choose(rng, mine["view"]["legal_moves"])
+        legal = mine["view"]["legal_moves"]
+        # Challenge half the Wild Draw Fours, so the challenger's reveal is checked too.
+        challenge = [m for m in legal if m["type"] == "challenge"]
+        move = challenge[0] if challenge and rng.random() < 0.5 else choose(rng, legal)
         response = clients[awaiting].post(
             f"{url}/moves/", {"version": mine["version"], "move": move}, format="json"
         )
