@@ -378,12 +378,19 @@ def apply_recorded(state: GameState, seat: int, move: Move) -> None:
     a log has no ``keep`` after it. When the state waits for that ``keep`` (the only legal move
     then) and the log's next move is anything else, the turn passes first as it did then, not
     counted as a move: the rebuilt game is the one that was played, move numbers included.
-    Otherwise (every log recorded since) this is exactly ``apply``."""
+    Otherwise (every log recorded since) this is exactly ``apply``: a move legal as the state
+    stands is applied as it is, and only one that ``apply`` refuses is read as a legacy log's,
+    so that no log recorded under today's rules can be replayed differently."""
     if (
         state.phase == DRAWN
         and not (seat == state.turn and move == KEEP_MOVE)
         and not PLAYABLE[state.color * NUM_KINDS + state.discard[-1]][state.drawn]
     ):
+        try:
+            apply(state, seat, move)
+            return
+        except IllegalMove:
+            pass  # refused before it changed anything: a legacy log's move
         drawer, drawn = state.turn, state.drawn
         _pass_turn(state, drawer)
         state.cache_ver = -1
