@@ -15,7 +15,6 @@ from .engine import (
     HAND_MOVE_CAP,
     MAX_HANDS,
     apply,
-    apply_recorded,
     default_move,
     legal_moves,
     new_game,
@@ -23,6 +22,7 @@ from .engine import (
 from .errors import IllegalMove, MalformedMove, OptionsError, UnoError
 from .helpers import (
     all_legal_moves,
+    apply_recorded,
     card_color,
     honest_moves,
     is_bluff,

@@ -17,13 +17,15 @@ from .cards import (
     COLOR_OF,
     COLORS,
     NO_COLOR,
+    NUM_KINDS,
+    PLAYABLE,
     WILD_DRAW_FOUR,
 )
-from .engine import apply_recorded, legal_moves, new_game
-from .errors import UnoError
-from .moves import CATCH, PLAY, UNO, Move
+from .engine import _pass_turn, apply, legal_moves, new_game
+from .errors import IllegalMove, UnoError
+from .moves import CATCH, KEEP_MOVE, PLAY, UNO, Move
 from .options import Options
-from .state import GameState
+from .state import DRAWN, GameState
 
 # A move as the engine hands it out, or as JSON (a view's "legal_moves", the API's move log).
 AnyMove = TypeVar("AnyMove", Move, dict[str, Any])
@@ -51,6 +53,38 @@ def replay(
         seat, move = _log_entry(entry)
         apply_recorded(state, seat, move)
     return state
+
+
+def apply_recorded(state: GameState, seat: int, move: Move) -> None:
+    """``apply`` for a stored move log (a replay), which may have been recorded before every
+    draw waited for the drawer: an unplayable drawn card then passed the turn at once, so such
+    a log has no ``keep`` after it. When the state waits for that ``keep`` (the only legal move
+    then) and the log's next move is anything else, the turn passes first as it did then, not
+    counted as a move: the rebuilt game is the one that was played, move numbers included.
+    Otherwise (every log recorded since) this is exactly ``apply``: a move legal as the state
+    stands is applied as it is, and only one that ``apply`` refuses is read as a legacy log's,
+    so that no log recorded under today's rules can be replayed differently."""
+    if (
+        state.phase == DRAWN
+        and not (seat == state.turn and move == KEEP_MOVE)
+        and not PLAYABLE[state.color * NUM_KINDS + state.discard[-1]][state.drawn]
+    ):
+        try:
+            apply(state, seat, move)
+            return
+        except IllegalMove:
+            pass  # refused before it changed anything: a legacy log's move
+        drawer, drawn = state.turn, state.drawn
+        _pass_turn(state, drawer)
+        state.cache_ver = -1
+        try:
+            apply(state, seat, move)
+        except UnoError:  # not a legacy log either: leave the state as it was
+            state.turn, state.phase, state.drawn = drawer, DRAWN, drawn
+            state.cache_ver = -1
+            raise
+        return
+    apply(state, seat, move)
 
 
 def _log_entry(entry: object) -> tuple[int, Move]:
