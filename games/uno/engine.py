@@ -133,6 +133,7 @@ def _start_hand(state: GameState, dealer: int) -> None:
         break
     state.deck = deck
     state.discard = [top]
+    state.out_of_play = 0  # the whole deck is dealt (a scenario's may have left some out)
     state.dealer = dealer
     state.direction = 1
     state.phase = PLAY

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from itertools import chain
 
 from .cards import (
     CODE_TO_CARD,
     COLOR_INDEX,
     COLOR_OF,
+    COLORS,
     IS_NUMBER,
     NO_COLOR,
     WILD,
@@ -35,7 +37,7 @@ from .cards import (
 from .engine import _first_discard_effect, shuffle
 from .errors import UnoError
 from .options import Options
-from .state import CHOOSE_COLOR, PLAY, GameState
+from .state import CHOOSE_COLOR, PLAY, GameState, check_state
 
 
 def _cards(codes: Sequence[str], what: str) -> list[int]:
@@ -84,22 +86,48 @@ def scenario(
     * ``color``: current colour; defaults to the colour of ``top`` (required for a wild top,
       otherwise the turn starts with a colour choice).
     * ``deck``: draw pile, next card first. ``None`` puts every card of the real deck not used
-      elsewhere in the deck, shuffled with ``seed`` (raises if a card is used too often).
-      An explicit deck is taken as is, so scenarios may also exhaust the deck on purpose.
+      elsewhere in the deck, shuffled with ``seed``. An explicit deck is taken as is, so
+      scenarios may also exhaust the deck on purpose: the deck's other cards are out of play.
+    * ``turn``, ``dealer``: seats; ``direction``: 1 (clockwise) or -1; ``scores``: one whole
+      number, 0 or more, per seat.
+
+    Raises ``UnoError`` naming the problem for a position no game reaches: a seat out of
+    range, an unknown colour, a card the options' deck lacks (``WS``/``WC`` without
+    ``deck_2018``) or more copies of a card than the deck has.
     """
+    return _position(options, hands, top, color, deck, discard, turn, direction, dealer, scores,
+                     seed, "scenario")
+
+
+def _position(
+    options: Options | Mapping[str, object] | None,
+    hands: Sequence[Sequence[str]],
+    top: str,
+    color: str | None,
+    deck: Sequence[str] | None,
+    discard: Sequence[str],
+    turn: int,
+    direction: int,
+    dealer: int | None,
+    scores: Sequence[int] | None,
+    seed: int,
+    what: str,
+) -> GameState:
     options = _options(options, len(hands))
+    if type(seed) is not int:
+        raise UnoError(f"{what}: seed {seed!r} is not a whole number")
+    if color is not None and (not isinstance(color, str) or color not in COLOR_INDEX):
+        raise UnoError(f"{what}: colour {color!r} is not one of {', '.join(COLORS)}")
     state = GameState(options, seed)
     state.hands = [_cards(h, "hands") for h in hands]
     top_card = _cards([top], "top")[0]
     state.discard = [*_cards(discard, "discard"), top_card]
-    if deck is None:
-        state.deck = _remaining(state, options.deck_2018)
-        shuffle(state.rng, state.deck)
-    else:
-        state.deck = _cards(deck, "deck")[::-1]
+    state.deck = [] if deck is None else _cards(deck, "deck")[::-1]
+    in_play = sum(map(len, state.hands)) + len(state.discard) + len(state.deck)
+    state.out_of_play = max(0, len(build_deck(options.deck_2018)) - in_play)
     state.turn = turn
     state.direction = direction
-    state.dealer = (turn - direction) % options.players if dealer is None else dealer
+    state.dealer = 0 if dealer is None else dealer  # the default is worked out once checked
     if scores is not None:
         state._scores = list(scores)
     if color is not None:
@@ -111,6 +139,13 @@ def scenario(
     else:
         state.color = COLOR_OF[top_card]
         state.phase = PLAY
+    check_state(state, what)  # what ``GameState.from_json`` checks, so the state reloads
+    if dealer is None:
+        state.dealer = (turn - direction) % options.players
+    if deck is None:
+        state.deck = _remaining(state, options.deck_2018)
+        state.out_of_play = 0
+        shuffle(state.rng, state.deck)
     return state
 
 
@@ -137,23 +172,21 @@ def deal(
     options = _options(options, len(hands))
     dealer = options.players - 1 if dealer is None else dealer
     if type(dealer) is not int or not 0 <= dealer < options.players:
-        raise UnoError(f"dealer {dealer!r} is not a seat of this game")
+        raise UnoError(
+            f"deal: dealer {dealer!r} is not a seat of this {options.players}-player game"
+        )
     card = _cards([top], "top")[0]
     if card == WILD_DRAW_FOUR or (options.start_2022 and not IS_NUMBER[card]):
         raise UnoError(f"{top} is never left as the first discard: it goes back into the deck")
-    state = scenario(
-        options, hands=hands, top=top, color="red", deck=deck, turn=(dealer + 1) % options.players,
-        dealer=dealer, scores=scores, seed=seed,
-    )
+    state = _position(options, hands, top, "red", deck, (), (dealer + 1) % options.players, 1,
+                      dealer, scores, seed, "deal")
     _first_discard_effect(state, card, dealer)
     return state
 
 
 def _remaining(state: GameState, deck_2018: bool) -> list[int]:
+    """The deck's cards in no hand and not discarded, in order (``check_state`` has made sure
+    no card is used more often than the deck has it)."""
     left = Counter(build_deck(deck_2018))
-    used = Counter(c for h in state.hands for c in h) + Counter(state.discard)
-    for card, count in used.items():
-        if count > left[card]:
-            raise UnoError("a card is used more often than the deck holds it")
-        left[card] -= count
+    left.subtract(chain(*state.hands, state.discard))
     return [card for card in sorted(left) for _ in range(left[card])]

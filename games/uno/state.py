@@ -10,9 +10,20 @@ from __future__ import annotations
 import base64
 import random
 import struct
+from collections import Counter
 from typing import Any, Final
 
-from .cards import CODE_TO_CARD, CODES, COLORS, NO_COLOR
+from .cards import (
+    CODE_TO_CARD,
+    CODES,
+    COLORS,
+    DRAW_TWO,
+    NO_COLOR,
+    WILD,
+    WILD_DRAW_FOUR,
+    WILD_SHUFFLE,
+    build_deck,
+)
 from .errors import UnoError
 from .moves import Move
 from .options import Options
@@ -52,6 +63,7 @@ class GameState:
         "hands",
         "last_hand",
         "n",
+        "out_of_play",
         "penalty",
         "phase",
         "reveal_hand",
@@ -73,6 +85,9 @@ class GameState:
         self.hands: list[list[int]] = [[] for _ in range(options.players)]
         self.deck: list[int] = []  # the next card drawn is deck[-1]
         self.discard: list[int] = []  # the top card is discard[-1]
+        # Cards of the options' deck in no hand, deck or discard pile: 0 in every dealt hand;
+        # a ``scenario`` with a short explicit deck leaves some out (see ``check_state``).
+        self.out_of_play = 0
         self.color = NO_COLOR
         self.direction = 1  # 1 clockwise (to the left, seat + 1), -1 counterclockwise
         self.turn = 0
@@ -193,7 +208,7 @@ class GameState:
         return new
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data = {
             "options": self._options.to_json(),
             "seed": self._seed,
             "rng": self._stored_rng(),
@@ -219,6 +234,9 @@ class GameState:
             "winner": self._winner,
             "last_hand": last_hand_copy(self.last_hand),
         }
+        if self.out_of_play:  # only a scenario's state: a dealt game's JSON has no such key
+            data["out_of_play"] = self.out_of_play
+        return data
 
     def _reveal_json(self) -> dict[str, Any] | None:
         if self.reveal_seat < 0:
@@ -270,11 +288,12 @@ class GameState:
             state.hand_moves = _whole(data["hand_moves"])
             state._winner = None if data["winner"] is None else _whole(data["winner"])
             state.last_hand = last_hand_copy(data["last_hand"])
+            state.out_of_play = _whole(data.get("out_of_play", 0))
         except UnoError:
             raise
         except (KeyError, ValueError, TypeError, AttributeError, struct.error) as exc:
             raise UnoError(f"corrupt game state: {exc!r}") from exc
-        _check_loaded(state)
+        check_state(state, "corrupt game state")
         return state
 
 
@@ -323,26 +342,109 @@ def _whole(value: object) -> int:
     return value
 
 
-def _check_loaded(state: GameState) -> None:
-    """Refuse a loaded state the rules could not continue from (e.g. edited by hand)."""
+# Every card of the deck (with or without the 2018 cards), sorted, and how many copies it has.
+_FULL_DECK: Final = {flag: sorted(build_deck(flag)) for flag in (False, True)}
+_COPIES: Final = {flag: Counter(build_deck(flag)) for flag in (False, True)}
+
+
+def check_state(state: GameState, what: str) -> None:
+    """Refuse a state the rules could not continue from (a stored state edited by hand, an
+    impossible ``scenario``): raise ``UnoError("{what}: {the problem}")``.
+
+    ``from_json`` runs it on every load (every move the server plays), so the common case is
+    kept to a few comparisons and one sort of the cards in play."""
+    problem = _seats_problem(state) or _phase_problem(state) or _cards_problem(state)
+    if problem:
+        raise UnoError(f"{what}: {problem}")
+
+
+def _is_seat(value: object, n: int) -> bool:
+    return type(value) is int and 0 <= value < n
+
+
+def _seats_problem(state: GameState) -> str | None:
     n = state.n
-    seat_or_none = range(-1, n)
-    problems = [
-        (len(state.hands) == n, "one hand per player"),
-        (len(state._scores) == n, "one score per player"),
-        (bool(state.discard), "a card on the discard pile"),
-        (0 <= state.color <= NO_COLOR, "a colour"),
-        (state.direction in (1, -1), "a direction of 1 or -1"),
-        (0 <= state.turn < n and 0 <= state.dealer < n, "a turn and a dealer among the seats"),
-        (state.uno_seat in seat_or_none and state.w4_player in seat_or_none, "seats in range"),
-        (
-            state.reveal_seat in seat_or_none
-            and (state.reveal_seat < 0 or 0 <= state.reveal_player < n),
-            "a challenge reveal between seats in range",
-        ),
-        (state._winner is None or 0 <= state._winner < n, "a winner among the seats"),
-        (state.last_hand is None or isinstance(state.last_hand, dict), "a last hand summary"),
-    ]
-    for ok, needs in problems:
-        if not ok:
-            raise UnoError(f"corrupt game state: it needs {needs}")
+    if len(state.hands) != n:
+        return f"{len(state.hands)} hands for {n} players: it needs one hand per player"
+    scores = state._scores
+    if len(scores) != n:
+        return f"{len(scores)} scores for {n} players: it needs one score per player"
+    if not all(type(s) is int and s >= 0 for s in scores):
+        return f"scores {scores!r}: each must be a whole number, 0 or more"
+    if not state.discard:
+        return "no card on the discard pile"
+    if not (type(state.color) is int and 0 <= state.color <= NO_COLOR):
+        return f"colour {state.color!r} is not a colour"
+    if type(state.direction) is not int or state.direction not in (1, -1):
+        return f"direction {state.direction!r}: it must be 1 (clockwise) or -1"
+    if not _is_seat(state.turn, n):
+        return f"turn {state.turn!r} is not a seat of this {n}-player game"
+    if not _is_seat(state.dealer, n):
+        return f"dealer {state.dealer!r} is not a seat of this {n}-player game"
+    if not (-1 <= state.uno_seat < n and -1 <= state.w4_player < n):
+        return "the Uno window's seat or the Wild Draw Four player is not a seat"
+    if state.reveal_seat >= 0 and not (
+        state.reveal_seat < n
+        and 0 <= state.reveal_player < n
+        and state.reveal_player != state.reveal_seat
+        and state.reveal_hand
+    ):
+        return "a challenge reveal needs a challenger, another seat's Wild Draw Four and a hand"
+    if state.reveal_seat < 0 and (state.reveal_seat < -1 or state.reveal_hand):
+        return "a challenge reveal without a challenger among the seats"
+    if state._winner is not None and not 0 <= state._winner < n:
+        return f"winner {state._winner!r} is not a seat"
+    if not (state.last_hand is None or isinstance(state.last_hand, dict)):
+        return "the last hand's summary is not an object"
+    if state.out_of_play < 0:
+        return "a negative number of cards out of play"
+    return None
+
+
+def _phase_problem(state: GameState) -> str | None:
+    """What the phase needs: the card just drawn, a pending penalty."""
+    phase = state.phase
+    if phase in (PLAY, OVER):
+        return None
+    if phase == DRAWN:
+        if not (state.drawn >= 0 and state.drawn in state.hands[state.turn]):
+            return f"phase drawn: seat {state.turn} on turn does not hold a drawn card"
+    elif phase == CHALLENGE:
+        w4 = state.w4_player
+        if not (w4 >= 0 and w4 != state.turn and state.penalty >= 4):
+            return "phase challenge: no Wild Draw Four (player and penalty) is pending"
+        if state.discard[-1] != WILD_DRAW_FOUR:
+            return "phase challenge: the top discard is not a Wild Draw Four"
+    elif phase == STACK:
+        top = state.discard[-1]
+        if not (state._options.stacking and state.penalty >= 2 and top < WILD
+                and top % 13 == DRAW_TWO):
+            return "phase stack: no Draw Two penalty (stacking, penalty, top card) is pending"
+    return None
+
+
+def _cards_problem(state: GameState) -> str | None:
+    """Hands, deck and discard hold the options' deck: each card as often as the deck has it,
+    all of them but ``out_of_play`` (0 in a dealt game: all of them)."""
+    deck_2018 = state._options.deck_2018
+    full = _FULL_DECK[deck_2018]
+    cards = state.deck + state.discard
+    for hand in state.hands:
+        cards += hand
+    if not state.out_of_play and len(cards) == len(full):
+        cards.sort()
+        if cards == full:
+            return None
+    copies = _COPIES[deck_2018]
+    for card, count in sorted(Counter(cards).items()):
+        if count > copies[card]:
+            if not copies[card]:
+                kind = "Wild Shuffle Hands" if card == WILD_SHUFFLE else "blank Wild"
+                return f"{CODES[card]} ({kind}) is only in the 2018 deck, and deck_2018 is off"
+            return f"{count} copies of {CODES[card]}: the deck has {copies[card]}"
+    if len(cards) + state.out_of_play != len(full):
+        return (
+            f"{len(cards)} cards in the hands, deck and discard pile ({state.out_of_play} out "
+            f"of play): the deck has {len(full)}"
+        )
+    return None

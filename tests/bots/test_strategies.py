@@ -23,6 +23,8 @@ from games.uno import (
 
 RNG = random.Random(0)
 DECK = ["Y5", "Y6", "Y7", "Y8", "Y9", "Y1", "Y2", "Y3"]
+# An opponent's hand of seven (each card no more often than the deck has it).
+SEVEN = ["B1", "B1", "B2", "B3", "B4", "B5", "B6"]
 
 
 def ask(strategy: Any, state: GameState, seat: int) -> dict[str, Any]:
@@ -82,17 +84,17 @@ def test_every_strategy_catches_a_missed_uno_call_even_out_of_turn(name: str) ->
 
 
 def test_greedy_sheds_its_highest_points_first() -> None:
-    state = scenario(hands=[["R1", "RS", "W", "G9"], ["B1"] * 3], top="R3", deck=DECK)
+    state = scenario(hands=[["R1", "RS", "W", "G9"], ["B1", "B1", "B2"]], top="R3", deck=DECK)
     move = ask(choose_greedy, state, 0)
     assert move == {"type": "play", "card": "W", "color": "red"}  # 50 points; colour held most
-    state = scenario(hands=[["R1", "RS", "G9"], ["B1"] * 3], top="R3", deck=DECK)
+    state = scenario(hands=[["R1", "RS", "G9"], ["B1", "B1", "B2"]], top="R3", deck=DECK)
     assert ask(choose_greedy, state, 0)["card"] == "RS"
 
 
 def test_heuristic_keeps_wilds_for_late() -> None:
-    hands = [["W", "R5", "G1", "G2", "B7"], ["B1"] * 7]
+    hands = [["W", "R5", "G1", "G2", "B7"], SEVEN]
     assert ask(choose_heuristic, scenario(hands=hands, top="R3", deck=DECK), 0)["card"] == "R5"
-    hands = [["W", "Y5", "G1", "G2", "B7"], ["B1"] * 7]  # only the wild plays: draw instead
+    hands = [["W", "Y5", "G1", "G2", "B7"], SEVEN]  # only the wild plays: draw instead
     assert ask(choose_heuristic, scenario(hands=hands, top="R3", deck=DECK), 0) == {
         "type": "draw"
     }
@@ -105,7 +107,7 @@ def test_heuristic_plays_a_wild_naming_the_colour_it_holds_most_when_someone_is_
 
 
 def test_heuristic_names_the_first_colour_it_holds_most() -> None:
-    state = scenario(hands=[["B1", "B2", "G1", "W"], ["R1"] * 3], top="W", deck=DECK)
+    state = scenario(hands=[["B1", "B2", "G1", "W"], ["R1", "R1", "R2"]], top="W", deck=DECK)
     assert ask(choose_heuristic, state, 0) == {"type": "color", "color": "blue"}
 
 
@@ -128,25 +130,25 @@ def test_heuristic_challenges_a_wild_draw_four_when_the_odds_favour_it(
 
 def test_heuristic_stacks_penalties_when_the_table_allows_it() -> None:
     opts = {"stacking": True}
-    state = scenario(opts, hands=[["RD", "G1", "G2"], ["BD", "B2", "B3"], ["Y1"] * 3], top="R3",
-                     deck=DECK)
+    state = scenario(opts, hands=[["RD", "G1", "G2"], ["BD", "B2", "B3"], ["Y4", "Y4", "Y6"]],
+                     top="R3", deck=DECK)
     apply(state, 0, Move("play", card="RD"))
     assert ask(choose_heuristic, state, 1) == {"type": "play", "card": "BD"}
-    state = scenario(opts, hands=[["W4", "G1", "G2"], ["W4", "B2", "B3"], ["Y1"] * 3], top="R3",
-                     deck=DECK)
+    state = scenario(opts, hands=[["W4", "G1", "G2"], ["W4", "B2", "B3"], ["Y4", "Y4", "Y6"]],
+                     top="R3", deck=DECK)
     apply(state, 0, Move("play", card="W4", color="blue"))
     assert ask(choose_heuristic, state, 1)["card"] == "W4"
 
 
 def test_heuristic_jumps_in_out_of_turn() -> None:
-    state = scenario({"jump_in": True}, hands=[["R5", "G1", "G2"], ["B1"] * 3, ["R5", "Y1"]],
-                     top="R3", deck=DECK)
+    hands = [["R5", "G1", "G2"], ["B1", "B1", "B2"], ["R5", "Y1"]]
+    state = scenario({"jump_in": True}, hands=hands, top="R3", deck=DECK)
     apply(state, 0, Move("play", card="R5"))
     assert ask(choose_heuristic, state, 2) == {"type": "play", "card": "R5", "uno": True}
 
 
 def test_heuristic_swaps_hands_with_the_smallest_under_seven_o() -> None:
-    hands = [["R7", "G1", "G2", "B3", "B4", "Y9"], ["B1"] * 6, ["Y1", "Y2"]]
+    hands = [["R7", "G1", "G2", "B3", "B4", "Y9"], SEVEN[:6], ["Y1", "Y2"]]
     move = ask(choose_heuristic, scenario({"seven_o": True}, hands=hands, top="R3", deck=DECK), 0)
     assert move == {"type": "play", "card": "R7", "target": 2}
 

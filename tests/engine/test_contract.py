@@ -263,7 +263,7 @@ def test_a_seat_that_is_not_a_whole_number_is_refused_and_changes_nothing(seat: 
 
 
 def test_the_last_hand_summary_is_never_shared_with_a_caller() -> None:
-    state = scenario(hands=[["R5"], ["B1", "B2"]], top="R3", deck=["G1"] * 20)
+    state = scenario(hands=[["R5"], ["B1", "B2"]], top="R3", deck=["G1", "G2", "G3", "G4"] * 2)
     apply(state, 0, Move("play", card="R5"))
     assert state.last_hand is not None
     points = list(state.last_hand["hand_points"])
@@ -377,7 +377,8 @@ def test_default_move_draws_then_keeps() -> None:
 
 def test_default_move_accepts_wild_draw_four_instead_of_challenging() -> None:
     state = scenario(
-        Options(players=3), hands=[["W4", "R1", "G1"], ["B1"], ["B3"]], top="R3", deck=["R7"] * 4
+        Options(players=3), hands=[["W4", "R1", "G1"], ["B1"], ["B3"]], top="R3",
+        deck=["R7", "R7", "R8", "R8"],
     )
     apply(state, 0, play("W4", color="blue"))
     assert default_move(state, 1) == ACCEPT

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from games.uno import IllegalMove, Options, apply, legal_moves
+from games.uno import IllegalMove, Options, UnoError, apply, legal_moves
 from games.uno.cards import CODES
 from games.uno.scenario import scenario
 from games.uno.state import CHALLENGE as CHALLENGE_PHASE
@@ -182,7 +182,7 @@ def test_draw_until_playable_off_by_default_draws_one() -> None:
 
 
 def test_wild_shuffle_hands_only_in_2018_deck() -> None:
-    with pytest.raises(Exception, match="used more often"):
+    with pytest.raises(UnoError, match=r"WS .* only in the 2018 deck"):
         scenario(Options(players=2), hands=[["WS"], ["B1"]], top="R3")
     assert DRAW in legal_moves(
         scenario(Options(players=2, deck_2018=True), hands=[["WS"], ["B1"]], top="R3"), 0

@@ -31,6 +31,9 @@ from games.uno import (
 
 from .conftest import play, random_game
 
+# A draw pile no test here draws from to the end (each card as often as the deck has it).
+YELLOWS = ["Y2", "Y2", "Y3", "Y3", "Y4", "Y4", "Y5", "Y5"]
+
 # --- scenario and deal ------------------------------------------------------------------------
 
 
@@ -130,7 +133,7 @@ def test_replay_refuses_a_log_entry_it_cannot_read() -> None:
 def test_all_legal_moves_shows_out_of_turn_catches_and_jump_ins() -> None:
     state = scenario(
         {"jump_in": True}, hands=[["R5", "G7"], ["B3", "B4"], ["R5", "Y1", "Y2"]], top="R3",
-        deck=["Y9"] * 5,
+        deck=["Y9", "Y9", "Y8", "Y8", "Y6"],
     )
     apply(state, 0, play("R5"))  # next-to-last card, no Uno call
     moves = all_legal_moves(state)
@@ -170,7 +173,7 @@ def test_state_reads_as_codes_and_names_like_the_view() -> None:
 
 
 def test_a_wild_draw_four_held_with_the_current_colour_is_a_legal_bluff_and_flagged() -> None:
-    state = scenario(hands=[["W4", "R1", "G1"], ["B1"]], top="R3", deck=["Y1"] * 8)
+    state = scenario(hands=[["W4", "R1", "G1"], ["B1"]], top="R3", deck=YELLOWS)
     w4 = play("W4", color="blue")
     assert w4 in legal_moves(state, 0)  # legal: only a challenge punishes it
     assert is_bluff(state, 0, w4) and is_bluff(state, 0, w4.to_json())
@@ -182,7 +185,7 @@ def test_a_wild_draw_four_held_with_the_current_colour_is_a_legal_bluff_and_flag
 
 
 def test_a_wild_draw_four_without_the_current_colour_is_honest() -> None:
-    state = scenario(hands=[["W4", "G1", "W"], ["B1"]], top="R3", deck=["Y1"] * 8)
+    state = scenario(hands=[["W4", "G1", "W"], ["B1"]], top="R3", deck=YELLOWS)
     w4 = play("W4", color="green")
     assert not is_bluff(state, 0, w4) and w4 in honest_moves(state, 0)
     assert not view_bluffs(view(state, 0))
@@ -215,7 +218,7 @@ def test_is_bluff_agrees_with_what_a_challenge_would_find(seed: int) -> None:
 
 
 def test_random_move_chooses_the_card_first_and_always_calls_uno() -> None:
-    state = scenario(hands=[["W", "R1"], ["B1"]], top="R3", deck=["Y1"] * 8)
+    state = scenario(hands=[["W", "R1"], ["B1"]], top="R3", deck=YELLOWS)
     rng = random.Random(1)
     picks = [random_move(legal_moves(state, 0), rng) for _ in range(2000)]
     assert all(m.uno for m in picks)
@@ -225,7 +228,7 @@ def test_random_move_chooses_the_card_first_and_always_calls_uno() -> None:
 
 
 def test_random_move_plays_rather_than_draws_and_takes_free_actions_first() -> None:
-    state = scenario(hands=[["G1", "R1", "Y7"], ["B1", "B2"], ["B3"]], top="R3", deck=["Y1"] * 8)
+    state = scenario(hands=[["G1", "R1", "Y7"], ["B1", "B2"], ["B3"]], top="R3", deck=YELLOWS)
     rng = random.Random(2)
     assert {random_move(legal_moves(state, 0), rng).type for _ in range(50)} == {"play"}
     apply(state, 0, play("R1"))

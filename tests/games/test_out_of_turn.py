@@ -24,7 +24,7 @@ def _rigged(alice: Any, bob: Any, charlie: Any, **options: Any) -> Game:
     services.game_start(game_id=game.pk, user=alice)
     state = scenario(
         Options(players=3, **options),
-        hands=[["R1", "G7"], ["B1", "B2", "R3"], ["B3", "B4", "R3"]],
+        hands=[["R1", "G7"], ["B1", "B2", "R4"], ["B3", "B4", "R3"]],
         top="R3",
         deck=["Y1", "Y2", "Y3", "Y4", "Y5", "Y6"],
     )
