@@ -17,6 +17,32 @@ from tests.live_server import call, live_server, start_a_game, stop_serving
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def _hands_over(move: dict[str, Any]) -> bool:
+    """A move after which the opponent is awaited: a number card, or keeping a drawn card (a
+    Skip, a Reverse or a Draw Two of two players, a wild's colour or a draw leave the turn where
+    it is, and the wait would answer at once)."""
+    return move["type"] == "keep" or (move["type"] == "play" and move["card"][1:].isdigit())
+
+
+def _a_move_that_hands_the_turn_over(
+    port: int, game_id: int, keys: list[str]
+) -> tuple[int, dict[str, Any], dict[str, Any]]:
+    """The awaited seat, its view, and a move of its that hands the turn over: moves that do
+    not are played first (bounded)."""
+    for _ in range(20):
+        seat = call(port, "GET", f"/api/games/{game_id}/view/", key=keys[0])[1]["view"][
+            "awaiting"]
+        view = call(port, "GET", f"/api/games/{game_id}/view/", key=keys[seat])[1]
+        legal = view["view"]["legal_moves"]
+        over = [m for m in legal if _hands_over(m)]
+        move = {"version": view["version"], "move": (over or legal)[0]}
+        if over:
+            return seat, view, move
+        assert call(port, "POST", f"/api/games/{game_id}/moves/", key=keys[seat],
+                    body=move)[0] == 201
+    raise AssertionError("no move hands the turn over")
+
+
 def test_a_move_played_with_wait_is_answered_201_when_the_server_stops(
     alice: Any, bob: Any
 ) -> None:
@@ -24,10 +50,7 @@ def test_a_move_played_with_wait_is_answered_201_when_the_server_stops(
     answers: list[tuple[int, Any, dict[str, str]]] = []
     with live_server() as port:
         game = start_a_game(port, keys[0], keys[1])
-        view = call(port, "GET", f"/api/games/{game['id']}/view/", key=keys[0])[1]
-        seat = view["view"]["awaiting"]
-        view = call(port, "GET", f"/api/games/{game['id']}/view/", key=keys[seat])[1]
-        move = {"version": view["version"], "move": view["view"]["legal_moves"][0]}
+        seat, view, move = _a_move_that_hands_the_turn_over(port, game["id"], keys)
 
         def play() -> None:
             answers.append(call(port, "POST", f"/api/games/{game['id']}/moves/?wait=25&until=turn",
