@@ -52,9 +52,13 @@ def _dead_worker(match: Match, *, finish: bool) -> tuple[str, Game]:
     [(game, _seats)] = begun
     if finish:
         bot_runner.play_game(game.pk)
-    stale = timezone.now() - timedelta(seconds=3600)
-    Match.objects.filter(pk=match.pk).update(claimed_at=stale)
+    _claim_goes_stale(match)
     return token, Game.objects.get(pk=game.pk)
+
+
+def _claim_goes_stale(match: Match) -> None:
+    """Its worker stopped renewing the claim long ago: the next to play the match takes it."""
+    Match.objects.filter(pk=match.pk).update(claimed_at=timezone.now() - timedelta(seconds=3600))
 
 
 def _stand(game_ids: list[int]) -> list[tuple[Any, ...]]:
@@ -197,8 +201,7 @@ def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: 
         assert records.games_record(match_id=match.pk, token=token, finished=finished) == 0
         match.refresh_from_db()
         assert match.games_done == 3 and match.live == {}
-        Match.objects.filter(pk=match.pk).update(
-            claimed_at=timezone.now() - timedelta(seconds=3600))
+        _claim_goes_stale(match)
         assert services.match_play(match_id=match.pk) is True
     done = Tournament.objects.get(pk=tournament.pk)
     assert_recorded_once(done)
@@ -235,8 +238,7 @@ def test_the_embedded_sweep_leaves_a_fresh_claim_and_a_tournament_played_here(
         [match] = Match.objects.filter(tournament=tournament)
         assert services.match_claim(match_id=match.pk) is not None  # a live server's
         assert services.tournament_sweep_in_process() == {"started": 0, "finalized": 0}
-        Match.objects.filter(pk=match.pk).update(
-            claimed_at=timezone.now() - timedelta(seconds=3600))
+        _claim_goes_stale(match)
         services._playing.add(tournament.pk)  # a thread of this process plays it
         try:
             assert services.tournament_sweep_in_process() == {"started": 0, "finalized": 0}
@@ -302,8 +304,7 @@ def test_the_clock_sweep_leaves_a_claimed_matchs_games_to_their_worker(
         assert dispatched == []
 
         # The claim goes stale: the match is taken over, its games dealt again.
-        Match.objects.filter(pk=match.pk).update(
-            claimed_at=timezone.now() - timedelta(seconds=3600))
+        _claim_goes_stale(match)
         assert services.match_play(match_id=match.pk) is True
     done = Tournament.objects.get(pk=tournament.pk)
     assert_recorded_once(done)
@@ -359,8 +360,7 @@ def test_a_game_changed_under_its_match_worker_is_aborted_interrupted_and_dealt_
         left = Match.objects.get(pk=match.pk)
         assert left.status == MatchStatus.RUNNING and changed.pk in left.live.values()
         # Its claim goes stale (a game unrecorded): the next worker deals the game again.
-        Match.objects.filter(pk=match.pk).update(
-            claimed_at=timezone.now() - timedelta(seconds=3600))
+        _claim_goes_stale(match)
         assert services.match_play(match_id=match.pk) is True
     done = Tournament.objects.get(pk=tournament.pk)
     assert_recorded_once(done)

@@ -91,6 +91,17 @@ def _wait(check: Callable[[], bool], seconds: float = 300) -> bool:
     return check()
 
 
+def _killed_mid_tournament(owner: Any, bots: list[Any], doomed: Any) -> Tournament:
+    """A round robin of 12 games a pairing started on ``doomed``'s worker, which is SIGKILLed
+    once 3 games are recorded."""
+    tournament = tournament_of(owner, bots, games_per_pairing=12)
+    services.tournament_start(tournament_id=tournament.pk, user=owner)
+    assert _wait(lambda: TournamentGame.objects.filter(tournament=tournament).count() >= 3)
+    doomed.send_signal(signal.SIGKILL)
+    doomed.wait(20)
+    return tournament
+
+
 def _finalized(tournament: Tournament) -> Callable[[], bool]:
     return lambda: Tournament.objects.filter(pk=tournament.pk,
                                              finalized_at__isnull=False).exists()
@@ -168,11 +179,7 @@ def test_a_worker_killed_mid_tournament_is_replaced_and_each_game_recorded_once(
 ) -> None:
     doomed = workers(name="doomed")
     with http_bots(alice, ["random", "greedy", "heuristic"]) as bots:
-        tournament = tournament_of(alice, bots, games_per_pairing=12)
-        services.tournament_start(tournament_id=tournament.pk, user=alice)
-        assert _wait(lambda: TournamentGame.objects.filter(tournament=tournament).count() >= 3)
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(20)
+        tournament = _killed_mid_tournament(alice, bots, doomed)
         killed_at = TournamentGame.objects.filter(tournament=tournament).count()
         left_live = {number: game for m in Match.objects.filter(tournament=tournament)
                      for number, game in m.live.items()}
@@ -213,11 +220,7 @@ def test_a_killed_workers_games_wait_for_the_takeover_through_many_clock_sweeps(
     timings = {"TOURNAMENT_CLAIM_STALE_SECONDS": "12", "TURN_CLOCK_SWEEP_SECONDS": "1"}
     doomed = workers(name="doomed", timings=timings)
     with http_bots(alice, ["random", "greedy", "heuristic"]) as bots:
-        tournament = tournament_of(alice, bots, games_per_pairing=12)
-        services.tournament_start(tournament_id=tournament.pk, user=alice)
-        assert _wait(lambda: TournamentGame.objects.filter(tournament=tournament).count() >= 3)
-        doomed.send_signal(signal.SIGKILL)
-        doomed.wait(20)
+        tournament = _killed_mid_tournament(alice, bots, doomed)
         left_live = [game for m in Match.objects.filter(tournament=tournament)
                      for game in m.live.values()]
         running = {g.pk: g for g in Game.objects.filter(pk__in=left_live,
