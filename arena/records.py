@@ -22,6 +22,7 @@ from django.utils import timezone
 from arena.models import Match, Rating, RatingChange, Tournament, TournamentGame
 from arena.ratings import EloLadder, GameResult, bradley_terry, standings
 from bots.models import Bot
+from games import rows as game_rows
 from games import services as game_services
 from games.models import Game, Seat
 from games.uno.cards import POINTS, POINTS_2022
@@ -105,13 +106,14 @@ def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int
             seats.setdefault(seat.game_id, []).append(seat)
     tournament = match.tournament
     now = timezone.now()
-    records = TournamentGame.objects.bulk_create([
+    records = [
         TournamentGame(
             match=match, tournament=tournament, game=games[game_id], number=number,
             deal=plan[number]["deal"], seats=plan[number]["seats"],
             result=game_result(games[game_id], seats=seats[game_id]), finished_at=now)
         for number, game_id in todo
-    ])
+    ]
+    game_rows.insert_new(TournamentGame, records)  # ids in the order given: the Elo order
     if tournament.rated:
         bots = sorted({b for number, _ in todo for b in plan[number]["seats"]})
         _elo_apply(_ratings_locked(tournament, bots), records)
@@ -173,7 +175,7 @@ def _elo_apply(ratings: dict[int, Rating], records: Sequence[TournamentGame]) ->
     for rating in touched.values():
         rating.updated_at = now  # (bulk_update leaves auto_now fields as they are)
     Rating.objects.bulk_update(list(touched.values()), ["elo", "games", "wins", "updated_at"])
-    RatingChange.objects.bulk_create(changes)
+    game_rows.insert_many(RatingChange, changes)
 
 
 

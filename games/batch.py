@@ -96,7 +96,7 @@ def tables_create_started(
         book = _StartBook(seats)
         _dealt(game, seats, book)
         made.append((game, seats, book))
-    Game.objects.bulk_create([game for game, _, _ in made])  # the ids are read back
+    rows.insert_new(Game, [game for game, _, _ in made])  # each given its id
     for game, seats, book in made:
         for seat in seats:
             seat.game_id = game.pk
@@ -105,7 +105,7 @@ def tables_create_started(
         for move in book.moves:
             move["game_id"] = move.pop("game").pk
     # Their ids read back: a driver handed these rows writes a seat's strikes by its id.
-    Seat.objects.bulk_create([seat for _, seats, _ in made for seat in seats])
+    rows.insert_new(Seat, [seat for _, seats, _ in made for seat in seats])
     rows.insert_many(GameEvent, [event for _, _, book in made for event in book.events])
     if any(book.moves for _, _, book in made):
         from games.models import MoveRecord
