@@ -91,15 +91,11 @@ def _tournament_out(tournament_id: int) -> dict[str, Any]:
 class TournamentPagination(StrictPageNumberPagination):
     example_url = "https://uno.example.org/api/tournaments/"
     page_size = 20
-    page_size_query_param = "page_size"
     max_page_size = 100
 
 
 class LeaderboardPagination(StrictPageNumberPagination):
     example_url = "https://uno.example.org/api/leaderboard/"
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
 
 
 class TournamentListCreateApi(GenericAPIView):
@@ -314,9 +310,6 @@ class TournamentStandingsApi(APIView):
 
 class TournamentGamesPagination(StrictPageNumberPagination):
     example_url = "https://uno.example.org/api/tournaments/7/games/"
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
 
 
 class TournamentGamesApi(GenericAPIView):

@@ -50,15 +50,10 @@ def _request_example(name: str, value: Any) -> OpenApiExample:
 
 class BotPagination(StrictPageNumberPagination):
     example_url = "https://uno.example.org/api/bots/"
-    page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
 
 
 class CallPagination(StrictPageNumberPagination):
     example_url = "https://uno.example.org/api/bots/3/calls/"
-    page_size = 50
-    page_size_query_param = "page_size"
     max_page_size = 500
 
 

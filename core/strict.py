@@ -126,6 +126,10 @@ class StrictPageNumberPagination(PageNumberPagination):
 
     # The list's URL, for the `next`/`previous` links of the schema's examples (page 2 shown).
     example_url = ""
+    # Every list of the API pages the same way; a list changes only what differs.
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 200
 
     def get_page_size(self, request: Any) -> int | None:
         name = self.page_size_query_param

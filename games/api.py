@@ -81,7 +81,6 @@ def _game_out(game_id: int, request: Request) -> dict[str, Any]:
 class GamePagination(StrictPageNumberPagination):
     example_url = "https://uno.example.org/api/games/"
     page_size = 20
-    page_size_query_param = "page_size"
     max_page_size = 100
 
 

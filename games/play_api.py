@@ -58,7 +58,6 @@ PLAY = ["play"]
 class MovePagination(StrictPageNumberPagination):
     example_url = "https://uno.example.org/api/games/7/moves/"
     page_size = 200
-    page_size_query_param = "page_size"
     max_page_size = 1000
 
 
