@@ -161,7 +161,7 @@ def random_move(moves: Sequence[AnyMove], rng: random.Random) -> AnyMove:
 
     A uniform choice over ``legal_moves`` is skewed: a wild appears once per colour, a
     next-to-last card twice (with and without the call), and drawing or keeping instead of
-    playing makes hands grow: such players need hundreds of moves a hand, and with
+    playing makes hands grow: such players need about a thousand moves a hand, and with
     ``draw_until_playable`` most four-player hands hit the move cap. Works on ``Move`` objects
     and on JSON moves (a view's ``legal_moves``) alike.
     """
