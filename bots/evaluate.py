@@ -18,7 +18,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from games.uno import Move, Options, all_legal_moves, apply, new_game, view
+from games.uno import GameState, Move, Options, all_legal_moves, apply, new_game, view
 
 from .strategies import STRATEGIES, Strategy
 
@@ -43,6 +43,12 @@ def play_game(options: Options, seed: int, players: Sequence[Strategy]) -> int |
     (a catch, a late Uno call, a jump-in), one of them (at random, as at a real table) is asked
     and acts; then the awaited seat is asked. Each seat has its own RNG from the seed.
     """
+    return play_to_end(options, seed, players).winner
+
+
+def play_to_end(options: Options, seed: int, players: Sequence[Strategy]) -> GameState:
+    """``play_game``'s game, played the same way; returns its finished state (scores, the
+    last hand's points left...)."""
     if len(players) != options.players:
         raise ValueError(f"{len(players)} players for a {options.players}-seat game")
     state = new_game(options, seed)
@@ -55,7 +61,7 @@ def play_game(options: Options, seed: int, players: Sequence[Strategy]) -> int |
         seat = others[table.randrange(len(others))] if others else awaited
         answer = players[seat](view(state, seat), rngs[seat])
         apply(state, seat, Move.from_json(answer))
-    return state.winner
+    return state
 
 
 @dataclass
