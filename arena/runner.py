@@ -21,7 +21,10 @@ recorded as it ends.
 
 A disabled bot's seats are forfeited as its game starts; a bot that stops answering is struck
 on each failed call and forfeited at the table's max strikes (``games.services``' rules):
-either way its games end, and the match goes on.
+either way its games end, and the match goes on. A bot whose calls all go unanswered (dead or
+hung: ``bots.driver.Driver.unresponsive``) forfeits the match's games not yet begun as they
+start, instead of costing each of them max strikes x the turn budget; the next match gives it
+another chance.
 
 A worker that dies mid-match loses only its games' unrecorded stretches: each stored game
 stands at the version it was last written at, and the worker that takes the match over
@@ -161,7 +164,7 @@ class MatchRun:
                         numbers: dict[int, int]) -> list[tuple[int, int]]:
         """Begin ``items`` and hand them to the driver; the games over at once (every seat
         but one forfeited at the start), to be recorded."""
-        begun = self._begin(items)
+        begun = self._begin(items, unresponsive=playing.unresponsive())
         if begun is None:  # the claim is gone, or the tournament cancelled
             self._stop.set()
             return []
@@ -221,11 +224,13 @@ class MatchRun:
             connection.close()
 
     # --- beginning games ----------------------------------------------------------------
-    def _begin(self, items: list[dict[str, Any]]) -> list[tuple[Game, list[Seat]]] | None:
+    def _begin(self, items: list[dict[str, Any]], *, unresponsive: frozenset[int] = frozenset()
+               ) -> list[tuple[Game, list[Seat]]] | None:
         """Create and start the games together (``services.games_begin``), marked driven here
         before they commit so that this process's bot dispatcher leaves them to the driver; a
-        disabled bot's seats forfeited (that game's seats then read again by the driver: an
-        empty list). None if the claim is no longer ours."""
+        disabled bot's seats forfeited, and those of a bot this match found ``unresponsive``
+        (``bots.driver.Driver.unresponsive``: dead or hung; that game's seats then read again
+        by the driver: an empty list). None if the claim is no longer ours."""
         with ExitStack() as stack, transaction.atomic():
             begun = services.games_begin(match_id=self.match.pk, token=self.token, items=items)
             if begun is None:
@@ -234,7 +239,8 @@ class MatchRun:
                 stack.enter_context(bot_runner.driving(game.pk))
             out: list[tuple[Game, list[Seat]]] = []
             for game, seats in begun:
-                disabled = [s.index for s in seats if not s.bot.enabled]  # read with the seats
+                disabled = [s.index for s in seats  # the bots read with the seats
+                            if not s.bot.enabled or s.bot_id in unresponsive]
                 for seat in disabled:
                     if not game.is_over:
                         game = game_services.seat_forfeit(game_id=game.pk, seat=seat)

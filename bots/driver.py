@@ -52,6 +52,13 @@ _FLUSH_CALLS = 500
 # At most this many games' requests are served together (their records in one transaction).
 _RECORD_TOGETHER = 32
 
+# Failures that say nothing reached the bot, or nothing came back: no answer at all.
+_UNANSWERED = frozenset({"timeout", "connect", "reset"})
+# A bot is unresponsive once its calls went unanswered this many budgets in a row (and at
+# least a table's max strikes of them): long enough that a bot merely overloaded by several of
+# its games' calls at once (some time out, the next ones are answered) is not taken for dead.
+_UNRESPONSIVE_BUDGETS = 2
+
 # An in-process bot: (url, payload) -> the answer, or None to call the URL over HTTP
 # (bench/arena_inprocess.py).
 Answer = Callable[[str, Mapping[str, Any]], "bot_transport.CallResult | None"]
@@ -140,12 +147,23 @@ class Driver:
         self._inbox: queue.Queue[tuple[str, _Play, Future[Any] | None]] = queue.Queue()
         self._live: dict[int, _Play] = {}
         self._over: deque[_Play] = deque()  # done on the loop, not yet yielded by ``results``
+        # bot id -> (calls unanswered in a row, monotonic time of the first of them); and the
+        # bots found unresponsive (both on the loop; read by ``unresponsive``).
+        self._unanswered: dict[int, tuple[int, float]] = {}
+        self._unresponsive: set[int] = set()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="bot-driver",
                                         daemon=True)
         self._thread.start()
 
     # --- the caller's thread ----------------------------------------------------------------
+    def unresponsive(self) -> frozenset[int]:
+        """The bots whose calls have gone unanswered (time-outs, refused or reset connections)
+        for ``_UNRESPONSIVE_BUDGETS`` budgets and at least a table's max strikes in a row: a
+        dead or hung bot. A tournament forfeits such a bot's seats in the games it has yet to
+        begin (arena.runner), instead of spending max strikes x the budget on each."""
+        return frozenset(self._unresponsive)
+
     def submit(self, game_id: int, *, loaded: tuple[Game, list[Seat]] | None = None) -> None:
         """Load a running all-bot game and start playing it (a database read here).
         ``loaded``: the game's row and seats (their bots with them) as the caller has just
@@ -376,6 +394,7 @@ class Driver:
                 error, detail = runner.ILLEGAL, str(exc.detail)
             else:
                 play.turns += 1
+                self._unanswered.pop(seat.bot_id, None)
                 call["latency_ms"], call["status"] = result.latency_ms, result.status
                 call["outcome"] = runner.MOVED
                 self._calls.append(call)
@@ -386,10 +405,28 @@ class Driver:
     def _fail(self, play: _Play, seat: int, call: dict[str, Any], error: str, detail: str,
               status: int | None, latency: float) -> None:
         """The seat's default move and a strike (``games.services.seat_default``'s rules)."""
+        self._note_unanswered(play, call["bot_id"], error)
         struck = play.played.default(seat, reason=error)
         self._calls.append({**call, "latency_ms": latency, "status": status, "error": error,
                             "detail": detail, "strike": struck,
                             "outcome": runner.STRUCK if struck else runner.STALE})
+
+    def _note_unanswered(self, play: _Play, bot_id: int, error: str) -> None:
+        """Count a failed decision towards the bot being unresponsive (see ``unresponsive``);
+        an answered one (even a refused move) starts the count again."""
+        if error not in _UNANSWERED:
+            self._unanswered.pop(bot_id, None)
+            return
+        now = time.monotonic()
+        count, since = self._unanswered.get(bot_id, (0, now))
+        count += 1
+        self._unanswered[bot_id] = (count, since)
+        quiet = now - since >= _UNRESPONSIVE_BUDGETS * play.budget_ms / 1000
+        if (bot_id not in self._unresponsive and quiet
+                and count >= play.played.game.max_strikes):
+            self._unresponsive.add(bot_id)
+            log.warning("bot %s: %d calls unanswered in %.1f s; unresponsive", bot_id, count,
+                        now - since)
 
     async def _notify(self, play: _Play, body: dict[str, Any], kind: str) -> None:
         """A notice to every enabled bot at the table, all at once; failures only logged."""

@@ -29,6 +29,7 @@ from tests.arena.tournament_helpers import (
     rank,
     tournament_of,
 )
+from tests.bots.fault_server import FaultServer
 from tests.bots.helpers import close_default_transport
 from tests.games.conftest import client_for
 
@@ -214,6 +215,29 @@ def test_a_bot_that_stops_answering_is_forfeited_and_the_tournament_ends(alice: 
         seat = record.seats.index(bots[0].pk)
         assert seat in record.result["forfeited"]
         assert record.result["strikes"][seat] == 2
+
+
+def test_a_hung_bot_forfeits_the_rest_of_its_match_without_being_called(
+        alice: Any, settings: Any) -> None:
+    settings.TOURNAMENT_MATCH_CONCURRENCY = 1  # the games one after another
+    with http_bots(alice, ["greedy", "random"]) as bots, FaultServer(mode="hang") as hung:
+        Bot.objects.filter(pk=bots[1].pk).update(url=hung.url)  # takes calls, never answers
+        tournament = tournament_of(alice, bots, games_per_pairing=8, max_strikes=2,
+                                   turn_timeout_ms=200)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        done = services.tournament_run_foreground(tournament_id=tournament.pk)
+        asked = sum(1 for request in hung.requests if request.json().get("type") == "turn")
+    assert_recorded_once(done)
+    assert_consistent(done)
+    strikes = []
+    for record in done.tournament_games.order_by("number"):
+        seat = record.seats.index(bots[1].pk)
+        assert record.result["forfeited"] == [seat] and record.result["winner"] == 1 - seat
+        strikes.append(record.result["strikes"][seat])
+    # Struck out of its first games (2 unanswered calls each, 0.4 s at least in all: found
+    # unresponsive), then forfeited as each later game began: no call, no strike.
+    assert strikes[:1] == [2] and strikes[-5:] == [0] * 5
+    assert asked == sum(strikes) <= 2 * 3
 
 
 def test_cancelling_drops_the_matches_not_started(alice: Any) -> None:
