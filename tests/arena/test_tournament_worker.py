@@ -117,7 +117,7 @@ def test_a_tournament_of_four_http_bots_completes_on_a_real_worker(
 ) -> None:
     # One game at a time: each bot's seeded choices then come in a fixed order, so the
     # outcome is the same on every run. Single hands are luck-heavy (the heuristic wins about
-    # 73% of them against random): at 6 games a pairing a concurrent run ranked it below
+    # 67% of them against random): at 6 games a pairing a concurrent run ranked it below
     # random a few times in a hundred, and so did this seeded run once every draw waited for
     # a keep (see docs/ratings.md). 12 games a pairing.
     workers(concurrency=1)
