@@ -6,7 +6,8 @@
 - tournaments: a progress bar, the standings, the games (each linking to its game page with
   the coloured move log), and start / cancel as actions and buttons calling the services;
 - per bot: the bots app's page plus Elo charts (server-rendered SVG), recent games and the call
-  log. The bots app must not import arena, so arena replaces its Bot admin with a subclass.
+  log. The bots app must not import arena, so arena replaces its Bot admin with a subclass;
+- a tournament's game page names its tournament (the games app's page, subclassed the same way).
 
 Everything here is read-only except adding a tournament (checked as the API checks one) and
 the start/cancel actions: tournaments change through ``arena.services`` only, which keeps the
@@ -37,12 +38,14 @@ from arena.models import (
     Rating,
     RatingChange,
     Tournament,
+    TournamentGame,
     TournamentStatus,
 )
 from bots.admin import BotAdmin
 from bots.models import Bot
 from core.api_errors import error_body
-from games.admin import ReadOnly
+from games.admin import GameAdmin, ReadOnly
+from games.models import Game
 
 OFFICIAL = "official"
 
@@ -477,3 +480,27 @@ class ArenaBotAdmin(BotAdmin):
         return SafeString(render_to_string(
             "admin/arena/recent_games.html", {"rows": admin_tables.recent_games(bot)}
         ))
+
+
+# --- games: the games app's page, with a link back to the tournament ---------------------------
+admin.site.unregister(Game)
+
+
+@admin.register(Game)
+class ArenaGameAdmin(GameAdmin):
+    """A tournament's game names its tournament and its number there (the games app knows
+    no tournaments)."""
+
+    fieldsets = [(None, {"fields": ("tournament", *GameAdmin.fieldsets[0][1]["fields"])}),
+                 *GameAdmin.fieldsets[1:]]
+    readonly_fields = ("tournament", *GameAdmin.readonly_fields)
+
+    @admin.display(description="Tournament")
+    def tournament(self, game: Game) -> str:
+        record = (TournamentGame.objects.select_related("tournament")
+                  .filter(game_id=game.pk).first())
+        if record is None:
+            return "-"
+        url = reverse("admin:arena_tournament_change", args=[record.tournament_id])
+        return format_html('<a href="{}">{}</a> (game {} of it)', url,
+                           record.tournament.name, record.number)

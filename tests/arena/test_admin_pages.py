@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from arena.models import Tournament, TournamentStatus
-from tests.arena.admin_fixtures import World, build_world
+from tests.arena.admin_fixtures import World, build_world, finished_game
 
 pytestmark = pytest.mark.django_db
 
@@ -418,3 +418,18 @@ def test_staff_cannot_guess_a_bots_secret_by_filtering_the_bot_list_on_it(
                 assert answer.status_code == 400, (field, guess)
                 assert bot.name.encode() not in answer.content
     assert organiser.get("/admin/bots/bot/", {"enabled__exact": "1"}).status_code == 200
+
+
+def test_a_tournament_games_page_links_back_to_its_tournament(staff: Client, world: World
+                                                               ) -> None:
+    record = world.running.tournament_games.order_by("number").first()
+    assert record is not None
+    html = staff.get(f"/admin/games/game/{record.game_id}/change/").content.decode()
+    assert f'href="/admin/arena/tournament/{world.running.pk}/change/"' in html
+    assert f"Live cup</a> (game {record.number} of it)" in html
+
+
+def test_a_game_outside_tournaments_names_none(staff: Client, alice: Any, bob: Any) -> None:
+    game = finished_game(alice, bob, seed=5)
+    html = staff.get(f"/admin/games/game/{game.pk}/change/").content.decode()
+    assert "Tournament:" in html and " of it)" not in html
