@@ -23,7 +23,7 @@ from arena.models import Match, Rating, RatingChange, Tournament, TournamentGame
 from arena.ratings import EloLadder, GameResult, bradley_terry, standings
 from bots.models import Bot
 from games import rows as game_rows
-from games import services as game_services
+from games.engine_state import load_state
 from games.models import Game, Seat
 from games.uno.cards import POINTS, POINTS_2022
 
@@ -57,7 +57,7 @@ def _points_left(game: Game, n: int) -> list[int]:
     the game ended with its hand, else counted from the hands (a forfeit, an abort)."""
     if game.state is None:
         return [0] * n
-    state = game_services.load_state(game)
+    state = load_state(game)
     last = state.last_hand or {}
     if game.end_reason == "match" and len(last.get("hand_points") or []) == n:
         return list(last["hand_points"])

@@ -30,9 +30,10 @@ from rest_framework.utils.encoders import JSONEncoder
 from bots import services as bot_services
 from bots import transport as bot_transport
 from bots.models import Bot, BotCall, CallKind
-from games import hooks, selectors
+from games import hooks, selectors, steps
 from games import services as game_services
 from games import uno as engine
+from games.engine_state import load_state
 from games.errors import (
     GameNotRunning,
     IllegalMoveError,
@@ -224,7 +225,7 @@ def awaited_bot(game_id: int, version: int) -> Turn | None:
     game = Game.objects.filter(pk=game_id).first()
     if game is None or game.status != GameStatus.RUNNING or game.version != version:
         return None
-    if game_services.turn_clock_overdue(game):
+    if steps.turn_clock_overdue(game):
         return None  # the clock decides this turn (and strikes); its change comes next
     seat = (Seat.objects.select_related("bot")
             .filter(game_id=game_id, index=game.awaiting).first())
@@ -251,7 +252,7 @@ def play_turn(
     turn = awaited_bot(game_id, version)
     if turn is None:
         return SKIPPED
-    state = game_services.load_state(turn.game)
+    state = load_state(turn.game)
     outcome, _ = decide(turn, state, transport=transport, log=_record_now)
     return outcome
 
@@ -561,10 +562,10 @@ def play_game(
                     seats = {s.index: s for s in
                              Seat.objects.select_related("bot").filter(game_id=game_id)}
                     game.forfeited_seats = sum(s.forfeited for s in seats.values())
-                    state = game_services.load_state(game) if game.state is not None else None
+                    state = load_state(game) if game.state is not None else None
                 if game.status != GameStatus.RUNNING or state is None:
                     break
-                if game_services.turn_clock_overdue(game):
+                if steps.turn_clock_overdue(game):
                     game_services.turn_clock_enforce(game_id=game_id)
                     game = None
                     continue

@@ -3,9 +3,10 @@
 ``tables_create_started`` writes, for every table, exactly the rows that
 ``services.game_create_seated`` and then ``services.game_start`` write (the Game row, its seats,
 the "joined" and "started" events; ids and timestamps aside: tests/games/test_batch.py), by the
-very same service code run against a ``_StartBook`` that keeps the rows, and then inserts them
-all in three multi-row statements (games, seats, events) instead of about ten statements and a
-transaction a game. A tournament begins the games it puts in flight together this way.
+very same steps (``games.steps``) run against a ``_StartBook`` that keeps the rows, and then
+inserts them all in three multi-row statements (games, seats, events) instead of about ten
+statements and a transaction a game. A tournament begins the games it puts in flight together
+this way.
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import transaction
 
-from games import clock, clock_checks, notify, rows
+from games import clock, clock_checks, notify, rows, steps
 from games import services as game_services
 from games import uno as engine
 from games.book import KeptBook
+from games.engine_state import sync_public
 from games.models import EventKind, Game, GameEvent, GameStatus, Seat
 
 
@@ -31,7 +33,7 @@ class _StartBook(KeptBook):
         self.moves: list[dict[str, Any]] = []
 
     def sync(self, game: Game, state: engine.GameState) -> None:
-        game_services._sync_public(game, state)
+        sync_public(game, state)
 
     def announce(self, game: Game) -> None:
         return None  # once the rows are in (``tables_create_started``)
@@ -54,15 +56,14 @@ def _bots(bot_ids: set[int]) -> dict[int, Any]:
 def _dealt(game: Game, seats: list[Seat], book: _StartBook) -> None:
     """``game_create_seated``'s events and ``game_start``, on the unsaved rows."""
     for seat in seats:
-        game_services._event(game, EventKind.JOINED, seat=seat.index, player=seat.player,
-                             book=book)
+        steps.event(game, EventKind.JOINED, seat=seat.index, player=seat.player, book=book)
     state = engine.new_game(engine.Options.from_json(game.options), game.seed)
-    game_services._sync_public(game, state)
+    sync_public(game, state)
     game.status = GameStatus.RUNNING
     game.started_at = clock.now()
-    game_services._event(game, EventKind.STARTED, players=[s.player for s in seats], book=book)
-    game_services._after_move(game, state, previous_awaiting=None, mover=None,
-                              forfeited=set(), book=book)
+    steps.event(game, EventKind.STARTED, players=[s.player for s in seats], book=book)
+    steps.after_move(game, state, previous_awaiting=None, mover=None, forfeited=set(),
+                     book=book)
     if book.armed and game.status == GameStatus.RUNNING:
         clock_checks.set_deadline(game)
 

@@ -1,4 +1,4 @@
-"""Where a game's changes are written: the rules around the engine (``games.services``: a
+"""Where a game's changes are written: the rules around the engine (``games.steps``: a
 move's record, strikes, forfeits, the end, the turn clock) write through a ``Book``.
 
 * ``DatabaseBook`` (the default): every change straight to the database, under the game's
@@ -6,7 +6,7 @@ move's record, strikes, forfeits, the end, the turn clock) write through a ``Boo
 * ``games.memory.MemoryBook``: the changes kept in memory, written whole later
   (``games.memory.stretch_record``); a game whose every seat one driver plays.
 
-Both run the very same service code, so they cannot disagree on what a change writes.
+Both run the very same steps, so they cannot disagree on what a change writes.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from games import clock_checks, notify, rows
+from games.engine_state import sync_public
 from games.models import Game, GameEvent, MoveRecord, Seat
 
 
@@ -22,9 +23,7 @@ class DatabaseBook:
 
     def sync(self, game: Game, state: Any) -> None:
         """The engine state changed: copy it onto the row (stored JSON and public facts)."""
-        from games.services import _sync_public
-
-        _sync_public(game, state)
+        sync_public(game, state)
 
     def announce(self, game: Game) -> None:
         notify.announce(game)

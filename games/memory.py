@@ -3,12 +3,13 @@ driver plays (all-bot games: tournaments, the bench, a verification game).
 
 ``MemoryGame.load(game_id)`` reads the game and its seats once. Its ``play`` (a seat's move),
 ``default`` (a seat's driver failed it: the default move and a strike, forfeited at the
-table's ``max_strikes``) and ``forfeit`` run the very service code of the per-move path
-(``games.services``), with a ``MemoryBook`` in place of the database: the rows they would
-write are kept. ``stretch_record`` then writes the stretch played since the load (or the last
-record) in ONE transaction, with a compare-and-set on the version it started from: every
-MoveRecord and GameEvent, the changed seats and the Game row, exactly the rows the per-move
-path writes (ids and timestamps aside; tests/games/test_memory_game.py plays a game both ways).
+table's ``max_strikes``) and ``forfeit`` run the very steps of the per-move path
+(``games.steps``, which ``games.services`` runs), with a ``MemoryBook`` in place of the
+database: the rows they would write are kept. ``stretch_record`` then writes the stretch
+played since the load (or the last record) in ONE transaction, with a compare-and-set on the
+version it started from: every MoveRecord and GameEvent, the changed seats and the Game row,
+exactly the rows the per-move path writes (ids and timestamps aside;
+tests/games/test_memory_game.py plays a game both ways).
 
 A driver that dies before recording loses only that stretch: the stored game still stands at
 the version the stretch started from, and its turn clock (set when the stretch started) runs
@@ -23,10 +24,11 @@ from typing import Any
 
 from django.db import transaction
 
-from games import clock, clock_checks, notify, rows
+from games import clock, clock_checks, notify, rows, steps
 from games import services as game_services
 from games import uno as engine
 from games.book import KeptBook
+from games.engine_state import load_state
 from games.errors import GameNotRunning, NotAPlayer, NotYourTurn, SeatForfeited
 from games.models import Game, GameEvent, GameStatus, MoveRecord, MoveSource, Seat
 
@@ -74,13 +76,13 @@ class MemoryBook(KeptBook):
 
 
 class MemoryGame:
-    """A game's row, seats and engine state, changed in memory by the rules of
-    ``games.services``; ``stretch_record`` writes them."""
+    """A game's row, seats and engine state, changed in memory by the steps of
+    ``games.services`` (``games.steps``); ``stretch_record`` writes them."""
 
     def __init__(self, game: Game, seats: list[Seat]) -> None:
         self.game = game
         self.seats = sorted(seats, key=lambda seat: seat.index)
-        self.state = game_services.load_state(game) if game.state is not None else None
+        self.state = load_state(game) if game.state is not None else None
         from_start = self.state is not None and game.move_count == 0
         self.book = MemoryBook(
             self.seats, deals=[engine.full_view(self.state)] if from_start else None)
@@ -147,14 +149,12 @@ class MemoryGame:
             raise SeatForfeited()
         state = self.state
         assert state is not None
-        if seat != state.awaiting and not game_services._may_move_out_of_turn(
-                state, seat, parsed):
+        if seat != state.awaiting and not steps.may_move_out_of_turn(state, seat, parsed):
             raise NotYourTurn(f"It is not your turn (waiting for seat {state.awaiting}).")
         forfeited = self.book.forfeited(self.game)
         previous_awaiting = state.awaiting
-        game_services._apply_and_record(
-            self.game, state, seat, parsed, MoveSource.PLAYER, self.book)
-        game_services._after_move(
+        steps.apply_and_record(self.game, state, seat, parsed, MoveSource.PLAYER, self.book)
+        steps.after_move(
             self.game, state, previous_awaiting=previous_awaiting, mover=seat,
             move_type=parsed.type, forfeited=forfeited, book=self.book)
 
@@ -163,8 +163,8 @@ class MemoryGame:
         move and a strike. False, changing nothing, if the seat is not awaited."""
         if not self.running or self.game.awaiting != seat:
             return False
-        game_services._turn_clock_run(self.game, source=MoveSource.SERVER, reason=reason,
-                                      state=self.state, book=self.book)
+        steps.turn_clock_run(self.game, source=MoveSource.SERVER, reason=reason,
+                             state=self.state, book=self.book)
         return True
 
     def forfeit(self, seat: int) -> None:
@@ -174,12 +174,12 @@ class MemoryGame:
         row = self.book.seats[seat]
         if row.forfeited:
             return
-        game_services._forfeit(self.game, row, self.book)
+        steps.forfeit(self.game, row, self.book)
         if not self.game.is_over:
             state = self.state
             assert state is not None
-            game_services._after_move(self.game, state, previous_awaiting=state.awaiting,
-                                      mover=None, book=self.book)
+            steps.after_move(self.game, state, previous_awaiting=state.awaiting, mover=None,
+                             book=self.book)
 
 
 def stretch_record(*, played: MemoryGame) -> bool:

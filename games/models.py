@@ -33,7 +33,7 @@ class Game(models.Model):
     seed = models.BigIntegerField(help_text="Secret until the game is over.")
     state = models.JSONField(null=True, blank=True, help_text="Engine state; secret.")
     # The engine state's "rng" entry, kept apart: it changes only when cards are shuffled, and
-    # is most of the state's size, so most moves need not rewrite it (services.load_state).
+    # is most of the state's size, so most moves need not rewrite it (engine_state.load_state).
     rng = models.JSONField(null=True, blank=True, help_text="Engine RNG state; secret.")
     # One number per event (join, start, move, strike...): clients send the version they saw
     # with a move, and the server refuses a stale one.

@@ -17,8 +17,9 @@ from django.db.models.functions import RowNumber
 
 from core import metrics
 from core.throttling import CACHE_ERRORS
-from games import clock, hooks, notify, rows, services
+from games import clock, hooks, notify, rows, services, steps
 from games import uno as engine
+from games.engine_state import load_state
 from games.errors import GameNotOver, NotAPlayer, ReplayHeld
 from games.models import EventKind, Game, GameEvent, GameStatus, MoveRecord, Seat
 
@@ -114,7 +115,7 @@ def seat_with_game(
     seat = rows.seat_with_game(game_id, user.pk, version=version)
     if seat is None:
         _raise_missing(game_id)
-    if services.turn_clock_overdue(seat.game) and services.turn_clock_enforce(game_id=game_id):
+    if steps.turn_clock_overdue(seat.game) and services.turn_clock_enforce(game_id=game_id):
         seat = rows.seat_with_game(game_id, user.pk)
         assert seat is not None  # seats are never deleted
     return seat
@@ -238,7 +239,7 @@ def game_view(*, game: Game, seat: int) -> dict[str, Any] | None:
     before it started), which the schema declares as a null view."""
     if game.state is None:
         return None
-    view = engine.view(services.load_state(game), seat)
+    view = engine.view(load_state(game), seat)
     if game.is_over and not view["finished"]:
         # Ended by the server (a forfeit, an abort), not by the rules: nobody may move, and
         # the game's winner (if any) is the one that counts.

@@ -1,11 +1,13 @@
-"""Everything that changes a game. The API, the turn clock (and later the bot runner) all go
-through these functions; each is one transaction, so nothing is ever half-written.
+"""Everything that changes a game in the database: the verbs the API, the turn clock and the
+bot runner call. Each is one transaction, so nothing is ever half-written, made of the steps in
+``games.steps`` (which ``games.memory`` and ``games.batch`` run too, without the lock).
 
 Serialisation: every write locks the game row (``select_for_update``) first, and a move also
 compares the client's version, so two racing requests can never both apply a move.
 
-Every change bumps ``Game.version`` by one and is recorded under that version: a move as its
-``MoveRecord``, anything else (joins, start, strikes, the end) as a ``GameEvent``.
+Every change bumps ``Game.version`` by one and is recorded under that version (see
+``games.steps``); a plain move may skip the lock for a compare-and-set on that version
+(``move_play``'s ``seen``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import logging
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -23,15 +24,14 @@ from django.db import transaction
 from django.db.models import Q
 from rest_framework.exceptions import ValidationError
 
-from games import clock, clock_checks, hooks, notify, rows
+from games import clock, clock_checks, hooks, notify, rows, steps
 from games import uno as engine
-from games.book import DATABASE, DatabaseBook
+from games.engine_state import load_state, sync_public
 from games.errors import (
     AlreadySeated,
     GameFull,
     GameNotOpen,
     GameNotRunning,
-    IllegalMoveError,
     InvalidOptions,
     MalformedMoveError,
     NotAPlayer,
@@ -48,7 +48,6 @@ from games.models import (
     DEFAULT_TURN_SECONDS,
     EventKind,
     Game,
-    GameEvent,
     GameStatus,
     MoveRecord,
     MoveSource,
@@ -57,64 +56,10 @@ from games.models import (
 
 log = logging.getLogger(__name__)
 
-# Moves a seat may make while another seat is awaited; the engine decides if they are legal.
-_OUT_OF_TURN_TYPES = frozenset({"catch", "uno"})
-# A forfeited seat is played by the server at once; this bounds one such burst (a full table of
-# forfeits ends the game long before, see ``_check_forfeit_end``).
-_MAX_SERVER_MOVES = 10_000
-# Default moves in one timeout: at most colour, draw, keep.
-_MAX_CLOCK_MOVES = 4
-
 
 # --- helpers ----------------------------------------------------------------------------------
 def _lock(game_id: int) -> Game:
     return rows.game_locked(game_id)
-
-
-def _bump(game: Game, book: DatabaseBook = DATABASE) -> int:
-    """The game's next version; the caller records what happened under it and saves."""
-    game.version += 1
-    book.announce(game)
-    return game.version
-
-
-def _event(game: Game, kind: str, *, seat: int | None = None, book: DatabaseBook = DATABASE,
-           **data: Any) -> GameEvent:
-    """Append a public event (anything but a move: moves are their own records)."""
-    return book.event(GameEvent(game=game, version=_bump(game, book), kind=kind, seat=seat,
-                                data=data))
-
-
-def load_state(game: Game) -> engine.GameState:
-    data = game.state
-    if "rng" not in data:  # stored apart (a state written before that carries its own)
-        data = {**data, "rng": game.rng}
-    return engine.GameState.from_json(data)
-
-
-def _sync_public(game: Game, state: engine.GameState) -> bool:
-    """Store the engine state and copy the public facts lists show out of it. Returns whether
-    the RNG part changed (cards were shuffled)."""
-    data = state.to_json()
-    rng = data.pop("rng")
-    rng_changed = rng != game.rng or "rng" in (game.state or {})
-    game.state, game.rng = data, rng
-    game.awaiting = state.awaiting
-    game.hand_number = state.hand_number
-    game.scores = state.scores
-    game.winner = state.winner
-    return rng_changed
-
-
-def _finish(game: Game, *, reason: str, status: str = GameStatus.FINISHED,
-            book: DatabaseBook = DATABASE) -> None:
-    game.status = status
-    game.end_reason = reason
-    game.finished_at = clock.now()
-    game.turn_deadline = None
-    game.awaiting = None
-    kind = EventKind.FINISHED if status == GameStatus.FINISHED else EventKind.ABORTED
-    _event(game, kind, reason=reason, winner=game.winner, scores=game.scores, book=book)
 
 
 # --- tables -----------------------------------------------------------------------------------
@@ -159,7 +104,7 @@ def game_create(
         Seat(game=game, index=i, **(creator if i == 0 else {})) for i in range(parsed.players)
     )
     if join:
-        _event(game, EventKind.JOINED, seat=0, player=user.get_username())
+        steps.event(game, EventKind.JOINED, seat=0, player=user.get_username())
         rows.game_save(game)
     return game
 
@@ -187,7 +132,7 @@ def game_create_seated(
         Seat(game=game, index=i, bot_id=bot, joined_at=now) for i, bot in enumerate(bots)
     )
     for seat in game.seats.select_related("bot"):
-        _event(game, EventKind.JOINED, seat=seat.index, player=seat.player)
+        steps.event(game, EventKind.JOINED, seat=seat.index, player=seat.player)
     rows.game_save(game)
     return game
 
@@ -202,10 +147,10 @@ def seat_forfeit(*, game_id: int, seat: int) -> Game:
     row = game.seats.get(index=seat)
     if row.forfeited:
         return game
-    _forfeit(game, row)
+    steps.forfeit(game, row)
     if not game.is_over:
         state = load_state(game)
-        _after_move(game, state, previous_awaiting=state.awaiting, mover=None)
+        steps.after_move(game, state, previous_awaiting=state.awaiting, mover=None)
     rows.game_save(game)
     return game
 
@@ -246,7 +191,7 @@ def _seat_take(
         seat.user = user
     seat.joined_at = clock.now()
     seat.save(update_fields=["user", "bot", "joined_at"])
-    _event(game, EventKind.JOINED, seat=seat.index, player=seat.player)
+    steps.event(game, EventKind.JOINED, seat=seat.index, player=seat.player)
     return seat
 
 
@@ -284,9 +229,9 @@ def seat_leave(*, game_id: int, user: AbstractBaseUser, bot_id: int | None = Non
     seat.bot = None
     seat.joined_at = None
     seat.save(update_fields=["user", "bot", "joined_at"])
-    _event(game, EventKind.LEFT, seat=seat.index, player=player)
+    steps.event(game, EventKind.LEFT, seat=seat.index, player=player)
     if not game.seats.filter(Q(user__isnull=False) | Q(bot__isnull=False)).exists():
-        _finish(game, reason="abandoned", status=GameStatus.ABORTED)
+        steps.finish(game, reason="abandoned", status=GameStatus.ABORTED)
     rows.game_save(game)
     return game
 
@@ -304,12 +249,12 @@ def game_start(*, game_id: int, user: AbstractBaseUser) -> Game:
     if not all(s.is_taken for s in seats):
         raise SeatsOpen()
     state = engine.new_game(engine.Options.from_json(game.options), game.seed)
-    _sync_public(game, state)
+    sync_public(game, state)
     game.status = GameStatus.RUNNING
     game.started_at = clock.now()
-    _event(game, EventKind.STARTED, players=[s.player for s in seats])
-    _after_move(game, state, previous_awaiting=None, mover=None,
-                forfeited={s.index for s in seats if s.forfeited})
+    steps.event(game, EventKind.STARTED, players=[s.player for s in seats])
+    steps.after_move(game, state, previous_awaiting=None, mover=None,
+                     forfeited={s.index for s in seats if s.forfeited})
     rows.game_save(game)
     return game
 
@@ -323,7 +268,7 @@ def game_abort(*, game_id: int, reason: str = "staff") -> Game:
     game = _lock(game_id)
     if game.is_over:
         raise GameNotRunning("The game is already over.")
-    _finish(game, reason=reason, status=GameStatus.ABORTED)
+    steps.finish(game, reason=reason, status=GameStatus.ABORTED)
     rows.game_save(game)
     return game
 
@@ -412,13 +357,13 @@ def move_prepare(
         game.status == GameStatus.RUNNING
         and game.forfeited_seats == 0
         and game.version == expected_version
-        and not turn_clock_overdue(game)
+        and not steps.turn_clock_overdue(game)
     )
     if not plain_table:
         return None
     state = load_state(game)
     previous_awaiting = state.awaiting
-    if seat != previous_awaiting and not _may_move_out_of_turn(state, seat, move):
+    if seat != previous_awaiting and not steps.may_move_out_of_turn(state, seat, move):
         return None
     try:
         engine.apply(state, seat, move)
@@ -426,10 +371,10 @@ def move_prepare(
         return None
     if state.finished:
         return None
-    rng_changed = _sync_public(game, state)
+    rng_changed = sync_public(game, state)
     game.move_count += 1
     game.version += 1
-    new_turn = _turn_changed(
+    new_turn = steps.turn_changed(
         state, previous_awaiting=previous_awaiting, mover=seat, move_type=move.type
     )
     if new_turn:
@@ -468,10 +413,10 @@ def _move_play_locked(
     player: object | None,
 ) -> MovePlayed | StaleVersion:
     game = _lock(game_id)
-    if turn_clock_overdue(game):
+    if steps.turn_clock_overdue(game):
         # The clock ran out before this move arrived: its default move comes first, and this
         # move, decided on the older version, is stale.
-        _turn_clock_run(game)
+        steps.turn_clock_run(game)
         return StaleVersion(game.version)
     if game.status != GameStatus.RUNNING:
         raise GameNotRunning()
@@ -484,18 +429,11 @@ def _move_play_locked(
     if source == MoveSource.PLAYER and seat_row.forfeited:
         raise SeatForfeited()
     state = load_state(game)
-    if seat != state.awaiting and not _may_move_out_of_turn(state, seat, move):
+    if seat != state.awaiting and not steps.may_move_out_of_turn(state, seat, move):
         raise NotYourTurn(f"It is not your turn (waiting for seat {state.awaiting}).")
     forfeited = {s.index for s in seats if s.forfeited}
     record = _apply(game, state, seat, move, source, forfeited=forfeited)
     return MovePlayed(record=record, game=game, state=state)
-
-
-def _may_move_out_of_turn(state: engine.GameState, seat: int, move: engine.Move) -> bool:
-    """Catch, late Uno and (with the option) jump-in are made by seats not awaited."""
-    if move.type in _OUT_OF_TURN_TYPES:
-        return True
-    return move.type == "play" and state.options.jump_in
 
 
 def _apply(
@@ -508,88 +446,14 @@ def _apply(
     forfeited: set[int],
 ) -> MoveRecord:
     previous_awaiting = state.awaiting
-    record = _apply_and_record(game, state, seat, move, source)
-    _after_move(game, state, previous_awaiting=previous_awaiting, mover=seat,
-                move_type=move.type, forfeited=forfeited)
+    record = steps.apply_and_record(game, state, seat, move, source)
+    steps.after_move(game, state, previous_awaiting=previous_awaiting, mover=seat,
+                     move_type=move.type, forfeited=forfeited)
     rows.game_save(game)
     return record
 
 
-def _apply_and_record(
-    game: Game, state: engine.GameState, seat: int, move: engine.Move, source: str,
-    book: DatabaseBook = DATABASE,
-) -> MoveRecord:
-    try:
-        engine.apply(state, seat, move)
-    except engine.IllegalMove as exc:
-        raise IllegalMoveError(exc.reason) from None
-    book.sync(game, state)
-    game.move_count += 1
-    # The move record is the move's event too (``selectors.events_since`` merges the two).
-    return book.move(game, number=game.move_count, version=_bump(game, book), seat=seat,
-                     move=move.to_json(), source=source)
-
-
-def _after_move(
-    game: Game,
-    state: engine.GameState,
-    *,
-    previous_awaiting: int | None,
-    mover: int | None,
-    move_type: str | None = None,
-    forfeited: set[int] | None = None,
-    book: DatabaseBook = DATABASE,
-) -> None:
-    """The one hook after the game changed: finish it, play forfeited seats, and arm the
-    awaited seat's turn clock. (A seat a bot drives hears of its turn through
-    ``games.hooks``, told by ``notify.announce`` once the change commits.)"""
-    if forfeited is None:
-        forfeited = book.forfeited(game)
-    for _ in range(_MAX_SERVER_MOVES):
-        if state.finished or state.awaiting not in forfeited:
-            break
-        # A forfeited seat is played by the server at once, so the others never wait for it.
-        seat = state.awaiting
-        move = engine.default_move(state, seat)
-        _apply_and_record(game, state, seat, move, MoveSource.SERVER, book)
-        mover, move_type = seat, move.type
-    if state.finished:
-        _finish(game, reason="match", book=book)
-        return
-    if _turn_changed(
-        state, previous_awaiting=previous_awaiting, mover=mover, move_type=move_type
-    ):
-        book.arm(game)
-
-
-def _turn_changed(
-    state: engine.GameState,
-    *,
-    previous_awaiting: int | None,
-    mover: int | None,
-    move_type: str | None,
-) -> bool:
-    """A new turn gets a fresh clock: the awaited seat changed, the awaited seat moved on
-    within its turn (it drew; now it plays or keeps), or a jump-in changed the board under it.
-    A catch or a late Uno never resets it, whoever makes it."""
-    if state.awaiting != previous_awaiting:
-        return True
-    if move_type in _OUT_OF_TURN_TYPES:
-        return False
-    return mover == previous_awaiting or move_type == "play"
-
-
-
-
 # --- turn clock -------------------------------------------------------------------------------
-def turn_clock_overdue(game: Game) -> bool:
-    return (
-        game.status == GameStatus.RUNNING
-        and game.turn_deadline is not None
-        and game.turn_deadline <= clock.now()
-    )
-
-
 def turn_clock_enforce(*, game_id: int) -> bool:
     """If the awaited seat's time ran out, play its default move (source ``clock``) and give
     it a strike; at ``max_strikes`` the seat is forfeited. Returns whether a move was made.
@@ -634,9 +498,9 @@ def _stored_clock_overdue(game_id: int) -> bool:
 @transaction.atomic
 def _turn_clock_enforce_locked(game_id: int) -> bool:
     game = _lock(game_id)
-    if not turn_clock_overdue(game):
+    if not steps.turn_clock_overdue(game):
         return False
-    _turn_clock_run(game)
+    steps.turn_clock_run(game)
     return True
 
 
@@ -647,54 +511,12 @@ def seat_default(*, game_id: int, seat: int, expected_version: int, reason: str)
     player. False, changing nothing, if the game moved on since (or the seat is not awaited):
     a stale failure costs nothing."""
     game = _lock(game_id)
-    if turn_clock_overdue(game):
-        _turn_clock_run(game)
+    if steps.turn_clock_overdue(game):
+        steps.turn_clock_run(game)
         return False
     if game.status != GameStatus.RUNNING or game.version != expected_version:
         return False
     if game.awaiting != seat:
         return False
-    _turn_clock_run(game, source=MoveSource.SERVER, reason=reason)
+    steps.turn_clock_run(game, source=MoveSource.SERVER, reason=reason)
     return True
-
-
-def _turn_clock_run(
-    game: Game, *, source: str = MoveSource.CLOCK, reason: str | None = None,
-    state: engine.GameState | None = None, book: DatabaseBook = DATABASE,
-) -> None:
-    """The awaited seat's time ran out, or its driver failed it (``reason``; the caller
-    holds the lock): play for it. ``state``: the game's engine state, if the caller has it."""
-    state = state if state is not None else load_state(game)
-    seat_index = state.awaiting
-    assert seat_index is not None  # a running game always awaits someone
-    # Play default moves until the turn passes ("draw, then keep"): one timeout, one strike.
-    for _ in range(_MAX_CLOCK_MOVES):
-        move = engine.default_move(state, seat_index)
-        _apply_and_record(game, state, seat_index, move, source, book)
-        if state.finished or state.awaiting != seat_index:
-            break
-    if not state.finished:
-        seat = book.seat(game, seat_index)
-        seat.strikes += 1
-        book.seat_save(seat, ["strikes"])
-        extra = {} if reason is None else {"reason": reason}
-        _event(game, EventKind.STRIKE, seat=seat_index, strikes=seat.strikes,
-               max_strikes=game.max_strikes, book=book, **extra)
-        if seat.strikes >= game.max_strikes:
-            _forfeit(game, seat, book)
-    if not game.is_over:
-        _after_move(game, state, previous_awaiting=seat_index, mover=seat_index, book=book)
-    book.save(game)
-
-
-def _forfeit(game: Game, seat: Seat, book: DatabaseBook = DATABASE) -> None:
-    """Forfeit: the seat stays in the game, played by the server at once from now on (see
-    ``_after_move``). With fewer than two seats left in play the game ends: the last one
-    standing wins."""
-    seat.forfeited = True
-    book.seat_save(seat, ["forfeited"])
-    _event(game, EventKind.FORFEITED, seat=seat.index, book=book)
-    active = book.active(game)
-    if len(active) < 2:
-        game.winner = active[0] if active else None
-        _finish(game, reason="forfeit", book=book)

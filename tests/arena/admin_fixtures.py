@@ -12,6 +12,7 @@ from django.utils import timezone
 from bots.models import Bot, BotCall, CallKind
 from games import services
 from games import uno as engine
+from games.engine_state import load_state
 from games.models import Game, GameStatus, Seat
 
 
@@ -30,7 +31,7 @@ def play_out(game_id: int, *, seed: int = 0, max_moves: int = 5000) -> Game:
         game = Game.objects.get(pk=game_id)
         if game.status != GameStatus.RUNNING:
             return game
-        state = services.load_state(game)
+        state = load_state(game)
         seat = game.awaiting
         assert seat is not None
         move = engine.random_move(engine.legal_moves(state, seat), rng)

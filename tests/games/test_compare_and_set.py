@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from games import selectors, services
+from games.engine_state import load_state
 from games.errors import IllegalMoveError, NotYourTurn, StaleVersion
 from games.models import Game, MoveRecord, MoveSource
 from games.uno import Options
@@ -35,7 +36,7 @@ def test_a_plain_move_is_written_whole(alice: Any, bob: Any) -> None:
     stored = Game.objects.get(pk=game.pk)
     assert stored.version == played.game.version == game.version + 1
     assert stored.move_count == 1 and stored.awaiting == 1
-    assert services.load_state(stored).to_json() == played.state.to_json()
+    assert load_state(stored).to_json() == played.state.to_json()
     assert stored.turn_deadline is not None and stored.turn_deadline > game.turn_deadline
     record = MoveRecord.objects.get(game=game)
     assert (record.pk, record.number, record.version) == (played.record.pk, 1, stored.version)
@@ -116,4 +117,4 @@ def test_the_rng_is_rewritten_only_when_cards_are_shuffled(alice: Any, bob: Any)
     play(alice, 0, {"type": "draw"})  # an empty deck: the discard pile is shuffled
     stored = Game.objects.get(pk=game.pk)
     assert stored.rng != rng and "rng" not in stored.state
-    assert services.load_state(stored).to_json()["rng"] == stored.rng
+    assert load_state(stored).to_json()["rng"] == stored.rng

@@ -9,6 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from games import selectors, services, uno
+from games.engine_state import load_state
 from games.models import Game, MoveRecord
 from tests.games.conftest import FakeClock, create_game, play_to_the_end
 
@@ -107,7 +108,7 @@ def test_after_the_game_its_players_read_the_full_replay(
         uno.Options.from_json(body["options"]), body["seed"],
         [(m["seat"], uno.Move.from_json(m["move"])) for m in body["moves"]],
     )
-    assert rebuilt.to_json() == services.load_state(game).to_json()
+    assert rebuilt.to_json() == load_state(game).to_json()
     assert charlie_api.get(f"/api/games/{gid}/replay/").status_code == 403
 
 

@@ -12,6 +12,7 @@ import pytest
 from games import memory, selectors
 from games import services as game_services
 from games import uno as engine
+from games.engine_state import load_state
 from games.errors import IllegalMoveError
 from games.models import EventKind, Game, GameEvent, GameStatus, MoveRecord, Seat
 
@@ -54,7 +55,7 @@ def _per_move(game_id: int, decide: Callable[..., tuple[str, Any]], limit: int) 
         if game.status != GameStatus.RUNNING:
             return
         seat, version = game.awaiting, game.version
-        view = engine.view(game_services.load_state(game), seat)
+        view = engine.view(load_state(game), seat)
         what, move = decide(step, seat, view)
         if what == PLAY:
             game.forfeited_seats = Seat.objects.filter(game_id=game_id, forfeited=True).count()

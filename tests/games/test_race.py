@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from games import services
 from games import uno as engine
+from games.engine_state import load_state
 from games.errors import IdempotencyKeyReused
 from games.idempotency import idempotent_call
 from games.models import Game, MoveRecord
@@ -99,7 +100,7 @@ def test_one_idempotency_key_sent_at_once_for_two_games_plays_one_move(
     def play(game: Game) -> tuple[int, Any]:
         game.refresh_from_db()
         # A move that is legal whatever the deal (a draw is not when a Wild opened the pile).
-        move = engine.default_move(services.load_state(game), game.awaiting)
+        move = engine.default_move(load_state(game), game.awaiting)
         played = services.move_play(game_id=game.pk, seat=game.awaiting, move=move,
                                     expected_version=game.version)
         return 201, {"version": played.game.version}

@@ -339,6 +339,7 @@ def test_a_game_started_between_a_fresh_streams_two_first_reads_gets_its_start_a
     silent until the test gave up."""
     from games import rows, stream
     from games import services as game_services
+    from games.engine_state import load_state
 
     game = game_services.game_create(user=alice, options={"single_hand": True}, seats=2)
     game_services.seat_join(game_id=game.pk, user=bob)
@@ -353,7 +354,7 @@ def test_a_game_started_between_a_fresh_streams_two_first_reads_gets_its_start_a
     monkeypatch.setattr(rows, "stream_seats", seats_then_the_start)
     state, first = stream.open_stream(user_id=bob.pk, since=None)
 
-    started = game_services.load_state(type(game).objects.get(pk=game.pk))
+    started = load_state(type(game).objects.get(pk=game.pk))
     assert [event["type"] for event in first][:1] == ["started"]
     assert first[0]["game"] == game.pk
     awaited = [event for event in first if event["type"] == "turn"]
