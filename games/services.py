@@ -12,7 +12,6 @@ Every change bumps ``Game.version`` by one and is recorded under that version (s
 
 from __future__ import annotations
 
-import logging
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -53,8 +52,6 @@ from games.models import (
     MoveSource,
     Seat,
 )
-
-log = logging.getLogger(__name__)
 
 
 # --- helpers ----------------------------------------------------------------------------------
