@@ -20,6 +20,10 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
+
+# The repository first: run as bench/ratings_spread.py, this folder's arena.py would shadow it.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from arena.ratings import GameResult, bradley_terry
 from arena.schedule import round_robin
