@@ -88,12 +88,17 @@ class Tally:
 
 
 def match_up(names: Sequence[str], games: int, options: Options, seed: int) -> Tally:
-    """``games`` games between the named strategies, seats rotated game by game."""
+    """``games`` games between the named strategies, seats rotated game by game. At three
+    seats or more every second cycle of rotations seats them the other way round (as the
+    arena's schedules do): the next player takes your Skips and Draw cards, so who sits right
+    after whom must not stay as listed."""
     options = Options.from_json({**options.to_json(), "players": len(names)})
     tally = Tally(tuple(names), dict.fromkeys(names, 0))
+    n = len(names)
     for i in range(games):
-        shift = i % len(names)
-        seating = [names[(s + shift) % len(names)] for s in range(len(names))]
+        cycle, shift = divmod(i, n)
+        order = list(names) if cycle % 2 == 0 else [names[0], *names[:0:-1]]
+        seating = [order[(s + shift) % n] for s in range(n)]
         winner = play_game(options, seed + i, [STRATEGIES[n] for n in seating])
         tally.games += 1
         if winner is None:
