@@ -346,7 +346,7 @@ class LeaderboardApi(GenericAPIView):
         tags=RATINGS,
         summary="The Elo leaderboard",
         description="Bots by Elo on one ladder (`rule_set`, default `official`), with the "
-        "95% interval of their latest finished tournament of that rule set, games, win "
+        "95% interval of their latest finished rated tournament of that rule set, games, win "
         "rate, latency p50/p99 and strikes. Filters: `owner` (a user name), `verified`, "
         "`active` (enabled), `search` (part of the name); a row's `rank` stays its place on "
         "the whole ladder.",

@@ -73,7 +73,7 @@ def leaderboard_table(rule_set: str, *, limit: int = 20) -> str:
           r["p50_ms"], r["p99_ms"], r["strikes"]] for r in rows],
     )
     return (f"\nLeaderboard ({rule_set}):\n{body}\n(BT: the Bradley-Terry rating in the bot's "
-            "latest finished tournament of these rules, with its 95% interval.)\n")
+            "latest finished rated tournament of these rules, with its 95% interval.)\n")
 
 
 def _percent(rate: float) -> str:

@@ -91,13 +91,15 @@ def tournament_bradley_terry(*, tournament: Tournament) -> dict[str, Any]:
 def latest_bradley_terry(*, rule_set: str, bot_ids: Collection[int] | None = None,
                          look_back: int = 50) -> dict[int, dict[str, Any]]:
     """Each bot's Bradley-Terry line (``rating``, ``low``, ``high``, and the ``tournament``'s
-    id) in the latest finished tournament it played on this rule set, among the
+    id) in the latest finished rated tournament it played on this rule set, among the
     ``look_back`` latest; ``bot_ids``: only these bots. A cancelled tournament is finalized
-    too, but its fit is of part of its games, so it does not count."""
+    too, but its fit is of part of its games, so it does not count; nor does an unrated one
+    (a trial that leaves the Elo alone leaves the leaderboard alone too)."""
     wanted = None if bot_ids is None else set(bot_ids)
     found: dict[int, dict[str, Any]] = {}
     finished = Tournament.objects.filter(
-        rule_set=rule_set, status=TournamentStatus.FINISHED, finalized_at__isnull=False,
+        rule_set=rule_set, rated=True, status=TournamentStatus.FINISHED,
+        finalized_at__isnull=False,
     ).order_by("-finalized_at", "-id").values_list("pk", "bradley_terry")
     for tournament_id, fitted in finished[:look_back]:
         for row in (fitted or {}).get("ratings", []):
@@ -112,7 +114,7 @@ def latest_bradley_terry(*, rule_set: str, bot_ids: Collection[int] | None = Non
 
 def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
     """Every rated bot on ``rule_set``, best Elo first: its Elo, Bradley-Terry rating and
-    interval (from the latest finished tournament it played, or None; its ``low`` and
+    interval (from the latest finished rated tournament it played, or None; its ``low`` and
     ``high`` None where the games gave no interval), games, wins, win rate,
     turn latency p50/p99 and strikes (all its games)."""
     ratings = list(Rating.objects.filter(rule_set=rule_set).select_related("bot", "bot__owner")
@@ -129,7 +131,8 @@ def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
             "rank": position, "bot": rating.bot_id, "name": rating.bot.name,
             "owner": rating.bot.owner.get_username(), "verified": rating.bot.verified,
             "enabled": rating.bot.enabled, "rule_set": rule_set, "elo": round(rating.elo, 1),
-            # The Bradley-Terry rating and its interval, from its latest finished tournament.
+            # The Bradley-Terry rating and its interval, from its latest finished rated
+            # tournament.
             # (``low``/``high`` None where its games gave no interval: docs/ratings.md.)
             "interval": None if fitted is None or fitted["rating"] is None else fitted,
             "games": rating.games, "wins": rating.wins,

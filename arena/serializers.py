@@ -210,8 +210,8 @@ class LeaderboardRowOut(serializers.Serializer):
     elo = serializers.FloatField()
     bradley_terry = serializers.FloatField(
         allow_null=True, help_text="The bot's Bradley-Terry rating (Elo scale, mean 1500) in "
-        "its latest finished tournament of this rule set (null if none): that tournament's "
-        "verdict, beside the Elo that all its rated games built.")
+        "its latest finished rated tournament of this rule set (null if none; unrated and "
+        "cancelled tournaments never count), beside the Elo that all its rated games built.")
     low = serializers.FloatField(allow_null=True, help_text="95% interval of that "
                                  "Bradley-Terry rating, low end (null if none, or where that "
                                  "tournament's games gave no interval).")

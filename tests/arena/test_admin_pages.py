@@ -5,6 +5,7 @@ tournaments there too, checked as the API checks them."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -93,6 +94,22 @@ def test_the_leaderboard_leaves_out_a_cancelled_tournaments_fit(
     html = staff.get("/admin/arena/rating/").content.decode()
     assert _leaderboard_rows(html) == ["heuristic", "greedy", "random"]
     assert "field-interval_shown\"><a" not in html
+
+
+def test_the_leaderboard_ignores_unrated_tournaments(staff: Client, world: World) -> None:
+    """An unrated trial newer than the Spring cup: the column stays the cup's fit."""
+    trial = Tournament.objects.get(pk=world.finished.pk)
+    trial.pk, trial.name, trial.rated = None, "Unrated trial", False
+    trial.bradley_terry = {"ratings": [{"bot": world.bots["heuristic"].pk, "rating": 1400.0,
+                                        "low": 1300.0, "high": 1500.0, "games": 2}]}
+    trial.save()
+    Tournament.objects.filter(pk=trial.pk).update(
+        finalized_at=world.finished.finalized_at + timedelta(minutes=5))
+    html = staff.get("/admin/arena/rating/").content.decode()
+    cup = f"/admin/arena/tournament/{world.finished.pk}/change/"
+    assert re.search(rf'field-interval_shown"><a href="{cup}"[^>]*>1620 \[1540, 1710\]</a>',
+                     html)
+    assert f"/admin/arena/tournament/{trial.pk}/change/" not in html
 
 
 def test_the_leaderboard_opens_on_the_busiest_ladder_while_nobody_is_rated_on_official(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -489,3 +490,27 @@ def test_a_filtered_leaderboard_keeps_each_bots_place_on_the_whole_ladder(
     assert [(row["rank"], row["name"]) for row in mine] == [(3, "third")]
     second_page = charlie_api.get("/api/leaderboard/?page_size=1&page=2").json()["results"]
     assert [(row["rank"], row["name"]) for row in second_page] == [(2, "second")]
+
+
+def test_the_leaderboard_ignores_unrated_tournaments(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    """An unrated trial leaves the Elo alone, and the leaderboard's Bradley-Terry column too:
+    it keeps the latest finished rated tournament's fit."""
+    world = build_world(alice, bob)
+    heuristic = world.bots["heuristic"]
+    trial = Tournament.objects.get(pk=world.finished.pk)
+    trial.pk, trial.name, trial.rated = None, "Unrated trial", False
+    trial.bradley_terry = {"ratings": [
+        {"bot": heuristic.pk, "rating": 1400.0, "low": 1300.0, "high": 1500.0, "games": 2}]}
+    trial.save()
+    Tournament.objects.filter(pk=trial.pk).update(finalized_at=world.finished.finalized_at
+                                                  + timedelta(minutes=5))
+    board = charlie_api.get("/api/leaderboard/").json()["results"]
+    row = next(r for r in board if r["bot"] == heuristic.pk)
+    assert (row["bradley_terry"], row["bradley_terry_tournament"]) == (1620.0, world.finished.pk)
+    # The newer rated tournament, though, takes over.
+    Tournament.objects.filter(pk=trial.pk).update(rated=True)
+    board = charlie_api.get("/api/leaderboard/").json()["results"]
+    row = next(r for r in board if r["bot"] == heuristic.pk)
+    assert (row["bradley_terry"], row["bradley_terry_tournament"]) == (1400.0, trial.pk)
