@@ -76,8 +76,8 @@ def leaderboard_table(rule_set: str, *, limit: int = 20) -> str:
             "latest finished rated tournament of these rules, with its 95% interval.)\n")
 
 
-def _percent(rate: float) -> str:
-    return f"{100 * rate:.0f}%"
+def _percent(rate: float | None) -> str | None:
+    return None if rate is None else f"{100 * rate:.0f}%"
 
 
 def _interval(row: Mapping[str, Any]) -> str | None:

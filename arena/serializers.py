@@ -142,13 +142,16 @@ class StandingOut(serializers.Serializer):
     name = serializers.CharField()
     games = serializers.IntegerField()
     wins = serializers.IntegerField()
-    win_rate = serializers.FloatField()
+    win_rate = serializers.FloatField(allow_null=True, help_text="Wins / games (null for a bot "
+                                      "with no games yet, listed last).")
     points = serializers.IntegerField(help_text="Points scored (the winners' hand scores).")
-    avg_points_left = serializers.FloatField(help_text="Mean points left in hand per game.")
+    avg_points_left = serializers.FloatField(allow_null=True, help_text="Mean points left in "
+                                             "hand per game (null with no games).")
     strikes = serializers.IntegerField()
     forfeits = serializers.IntegerField()
     rating = serializers.FloatField(allow_null=True, help_text="Bradley-Terry rating (Elo "
-                                    "scale, mean 1500), once the tournament is finalized.")
+                                    "scale, mean 1500 over the bots with games), once the "
+                                    "tournament is finalized; null for a bot with no games.")
     low = serializers.FloatField(allow_null=True, help_text="95% bootstrap interval, low end "
                                  "(null until finalized, and where the games give no interval: "
                                  "fewer than two distinct resampling units, or no games).")

@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from arena.models import Tournament, TournamentStatus
-from tests.arena.admin_fixtures import World, build_world, finished_game
+from tests.arena.admin_fixtures import World, build_world, cancel_part_way, finished_game
 
 pytestmark = pytest.mark.django_db
 
@@ -151,6 +151,18 @@ def test_a_finished_tournament_shows_bradley_terry_intervals_and_no_buttons(
     assert "2 of 2 games, 1 of 1 matches done</span>" in html  # no time left to estimate
     listing = staff.get("/admin/arena/tournament/").content.decode()
     assert "Spring cup" in listing and "Live cup" in listing
+
+
+def test_a_bot_with_no_games_shows_dashes_not_a_zero_win_rate_or_a_rating(
+    staff: Client, world: World
+) -> None:
+    cancelled = cancel_part_way(world)
+    html = staff.get(f"/admin/arena/tournament/{cancelled.pk}/change/").content.decode()
+    rows = re.findall(r"<tr><td>(\d+)</td><td><a [^>]*>([^<]+)</a></td>(.*?)</tr>", html)
+    assert [name for _, name, _ in rows][-1] == "random" and len(rows) == 3
+    cells = re.findall(r"<td>([^<]*)</td>", rows[-1][2])
+    # games, wins, win rate, points, avg points left, strikes, forfeits, Bradley-Terry
+    assert cells == ["0", "0", "—", "0", "—", "0", "0", "—"]
 
 
 def test_a_bot_with_no_turn_calls_yet_shows_no_latency_not_none(staff: Client, root: Any) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -17,7 +18,7 @@ from arena import records
 from arena.models import Entrant, Rating, Tournament
 from arena.ratings import GameResult
 from bots.models import Bot
-from tests.arena.admin_fixtures import build_world
+from tests.arena.admin_fixtures import build_world, cancel_part_way
 from tests.bots.helpers import register
 from tests.games.conftest import client_for
 
@@ -419,10 +420,11 @@ def test_the_fit_gives_no_interval_where_the_games_cannot_give_one(
         fitted = records.bradley_terry_json(world.finished, results)["ratings"]
         assert len(fitted) == 3, case
         assert all(row["low"] is None and row["high"] is None for row in fitted), case
-        assert all(row["rating"] is not None for row in fitted), case
+        assert all((row["rating"] is None) == (row["games"] == 0) for row in fitted), case
     split = [_two_seat(heuristic, greedy), _two_seat(greedy, heuristic)] * 3
     rows = {r["bot"]: r for r in records.bradley_terry_json(world.finished, split)["ratings"]}
-    assert rows[world.bots["random"].pk]["low"] is None  # no games: no interval
+    assert rows[world.bots["random"].pk]["low"] is None  # no games: no interval, no rating
+    assert rows[world.bots["random"].pk]["rating"] is None
     assert rows[heuristic.pk]["low"] < rows[heuristic.pk]["rating"] < rows[heuristic.pk]["high"]
 
 
@@ -514,3 +516,45 @@ def test_the_leaderboard_ignores_unrated_tournaments(
     board = charlie_api.get("/api/leaderboard/").json()["results"]
     row = next(r for r in board if r["bot"] == heuristic.pk)
     assert (row["bradley_terry"], row["bradley_terry_tournament"]) == (1400.0, trial.pk)
+
+
+def test_a_bot_with_no_games_has_no_rate_average_or_rating_and_comes_last(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    """Cancelled before random's tables were played: its line says it has no figures, rather
+    than a 0% win rate, 0 points left and a rating from the prior alone above those who
+    played."""
+    world = build_world(alice, bob)
+    cancelled = cancel_part_way(world)
+    table = charlie_api.get(f"/api/tournaments/{cancelled.pk}/standings/").json()
+    assert table["final"] is True
+    lines = table["standings"]
+    assert [line["name"] for line in lines][-1] == "random"
+    lonely = lines[-1]
+    assert (lonely["rank"], lonely["games"]) == (3, 0)
+    assert [lonely[key] for key in ("win_rate", "avg_points_left", "rating", "low", "high")] \
+        == [None] * 5
+    played = [line for line in lines if line["games"]]
+    assert all(line["win_rate"] is not None and line["rating"] is not None for line in played)
+    # The ratings are centred on the bots that played.
+    assert sum(line["rating"] for line in played) / 2 == pytest.approx(1500, abs=0.1)
+    fitted = cancelled.bradley_terry["ratings"]
+    assert fitted[-1]["bot"] == world.bots["random"].pk and fitted[-1]["rating"] is None
+
+
+def test_the_terminal_table_shows_a_dash_for_a_bot_with_no_games(alice: Any, bob: Any) -> None:
+    from arena.reports import final_table
+
+    world = build_world(alice, bob)
+    text = final_table(cancel_part_way(world))
+    line = next(line for line in text.splitlines() if " random " in line)
+    # rank, name, games, wins, then win rate and avg left as "-"; BT and interval "-" too.
+    assert re.match(r"^3\s+random\s+0\s+0\s+-\s+0\s+-\s+0\s+0\s+-\s+-", line), text
+
+
+def test_the_schema_says_a_bot_without_games_has_no_win_rate_or_average() -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    schemas = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    for field in ("win_rate", "avg_points_left", "rating"):
+        assert schemas["StandingOut"]["properties"][field].get("nullable") is True, field
