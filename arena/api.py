@@ -287,9 +287,11 @@ class TournamentStandingsApi(APIView):
         tags=TOURNAMENTS,
         summary="Standings",
         description="Games, wins, win rate, points scored, average points left in hand, "
-        "strikes and forfeits per entrant, best first; current while it runs. Once "
-        "finalized (`final`), each line has its Bradley-Terry rating and 95% bootstrap "
-        "interval (docs/ratings.md).",
+        "strikes and forfeits per entrant, in `rank` order (by win rate: the tournament's "
+        "placing); current while it runs. Once finalized (`final`), each line has its "
+        "Bradley-Terry rating and 95% bootstrap interval, an estimate of strength from the "
+        "whole finishing order, which may order the bots otherwise at 3+ seats "
+        "(docs/ratings.md).",
         parameters=[TOURNAMENT_ID],
         responses={
             200: OpenApiResponse(StandingsOut, "The table.",

@@ -137,7 +137,11 @@ def tournament_data(tournament: Tournament) -> dict[str, Any]:
 
 # --- standings ---------------------------------------------------------------------------------
 class StandingOut(serializers.Serializer):
-    rank = serializers.IntegerField()
+    rank = serializers.IntegerField(help_text="The place in the tournament: by win rate (only "
+                                    "first place at a table is a win), then wins, points, "
+                                    "fewer points left. The Bradley-Terry `rating` uses the "
+                                    "whole finishing order, so at 3+ seats it may order the "
+                                    "bots otherwise (docs/ratings.md).")
     bot = serializers.IntegerField()
     name = serializers.CharField()
     games = serializers.IntegerField()

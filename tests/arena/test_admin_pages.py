@@ -89,7 +89,7 @@ def test_the_leaderboard_searches_and_filters(staff: Client, world: World) -> No
 def test_the_leaderboard_leaves_out_a_cancelled_tournaments_fit(
     staff: Client, world: World
 ) -> None:
-    """A cancelled tournament is finalized on the games it played: its fit is no verdict."""
+    """A cancelled tournament is finalized on the games it played: its fit does not count."""
     Tournament.objects.filter(pk=world.finished.pk).update(status=TournamentStatus.CANCELLED)
     html = staff.get("/admin/arena/rating/").content.decode()
     assert _leaderboard_rows(html) == ["heuristic", "greedy", "random"]

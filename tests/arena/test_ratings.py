@@ -425,3 +425,18 @@ def test_an_entrant_with_no_games_comes_after_those_who_lost_every_game() -> Non
     games = [GameResult(("alice", "bob"), winner=0, points_left=(0, 30)) for _ in range(2)]
     table = standings(games, entrants=["carol", "bob", "alice"])
     assert [s.entrant for s in table] == ["alice", "bob", "carol"]
+
+
+def test_at_three_seats_the_standings_and_bradley_terry_may_order_bots_differently() -> None:
+    """docs/ratings.md, rank and Bradley-Terry: only first place is a win in the standings,
+    where Bradley-Terry counts the whole finishing order. bob wins once and is second five
+    times; alice wins twice and is last four times: alice ranks above bob, bob rates above."""
+    def game(*order: str) -> GameResult:  # first to last: no cards left, 5, 10
+        return GameResult(tuple(order), winner=0, points_left=(0, 5, 10))
+
+    games = [game("alice", "bob", "charlie")] * 2 + [game("charlie", "bob", "alice")] * 3 \
+        + [game("bob", "charlie", "alice")]
+    table = [s.entrant for s in standings(games, entrants=["alice", "bob", "charlie"])]
+    assert table == ["charlie", "alice", "bob"]
+    rated = bradley_terry(games, resamples=0)
+    assert rated["bob"].rating > rated["alice"].rating

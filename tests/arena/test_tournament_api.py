@@ -351,7 +351,7 @@ def test_a_tournament_started_over_the_api_plays_in_the_background_to_its_standi
         board = charlie_api.get("/api/leaderboard/?rule_set=single_hand").json()["results"]
         assert [row["rank"] for row in board] == [1, 2]
         assert board[0]["elo"] >= board[1]["elo"] and all(row["games"] == 4 for row in board)
-        # Beside the Elo: this tournament's Bradley-Terry verdict on each bot, as its table says.
+        # Beside the Elo: this tournament's Bradley-Terry rating of each bot, as its table says.
         fits = {line["bot"]: line for line in table["standings"]}
         for row in board:
             assert row["bradley_terry_tournament"] == tournament["id"]
