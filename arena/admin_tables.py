@@ -26,6 +26,8 @@ class Progress:
     matches_done: int
     matches_total: int
     eta_seconds: float | None
+    matches_dropped: int = 0  # by a cancel: never to be played
+    games_dropped: int = 0
 
     @property
     def percent(self) -> int:
@@ -35,7 +37,8 @@ class Progress:
 def progress(tournament: Tournament) -> Progress:
     return Progress(
         tournament.games_done, tournament.games_total, tournament.matches_done,
-        tournament.matches_total, tournament.eta_seconds,
+        tournament.matches_total, tournament.eta_seconds, tournament.matches_dropped,
+        tournament.games_dropped,
     )
 
 

@@ -79,6 +79,22 @@ class Tournament(models.Model):
         left = max(self.games_total - self.games_done, 0)
         return round(elapsed / self.games_done * left, 1)
 
+    @property
+    def matches_dropped(self) -> int:
+        """Matches a cancel left unfinished (never started, or stopped part-way); 0 unless
+        cancelled."""
+        if self.status != TournamentStatus.CANCELLED:
+            return 0
+        return max(self.matches_total - self.matches_done, 0)
+
+    @property
+    def games_dropped(self) -> int:
+        """Games a cancel left unplayed (the games in play when it came still finish and
+        count); 0 unless cancelled."""
+        if self.status != TournamentStatus.CANCELLED:
+            return 0
+        return max(self.games_total - self.games_done, 0)
+
 
 class Entrant(models.Model):
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")

@@ -41,7 +41,8 @@ def run_in_foreground(tournament: Tournament, out: OutputWrapper) -> Tournament:
         bar.finish()
     if tournament.status == TournamentStatus.CANCELLED:
         out.write(f"Tournament {tournament.pk} was cancelled while it ran: the table is of the "
-                  f"{tournament.games_done} of {tournament.games_total} games played.\n")
+                  f"{tournament.games_done} of {tournament.games_total} games played "
+                  f"({tournament.matches_dropped} matches dropped).\n")
     elif tournament.status == TournamentStatus.RUNNING:
         out.write(f"Tournament {tournament.pk} is not over: a match failed here (see the log); "
                   "the sweep, or running this again, takes it over.\n")

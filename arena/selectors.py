@@ -55,8 +55,9 @@ def replay_held(game: Game) -> bool:
 
 
 def tournament_progress(*, tournament: Tournament) -> dict[str, Any]:
-    """Matches and games done out of the totals, the fraction done, and the time left
-    (estimated from the time per game so far; None before the first game or once over)."""
+    """Matches and games done out of the totals (and those a cancel dropped), the fraction
+    done, and the time left (estimated from the time per game so far; None before the first
+    game or once over)."""
     total = tournament.games_total
     return {
         "status": tournament.status,
@@ -64,6 +65,8 @@ def tournament_progress(*, tournament: Tournament) -> dict[str, Any]:
         "matches_total": tournament.matches_total,
         "games_done": tournament.games_done,
         "games_total": total,
+        "matches_dropped": tournament.matches_dropped,
+        "games_dropped": tournament.games_dropped,
         "fraction": round(tournament.games_done / total, 4) if total else 0.0,
         "eta_seconds": tournament.eta_seconds,
         "started_at": tournament.started_at,

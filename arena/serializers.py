@@ -72,6 +72,11 @@ class ProgressOut(serializers.Serializer):
     matches_total = serializers.IntegerField()
     games_done = serializers.IntegerField()
     games_total = serializers.IntegerField()
+    matches_dropped = serializers.IntegerField(help_text="Matches a cancel left unfinished "
+                                               "(never started, or stopped part-way): never "
+                                               "to be played. 0 unless `cancelled`.")
+    games_dropped = serializers.IntegerField(help_text="Games a cancel left unplayed. 0 "
+                                             "unless `cancelled`.")
     eta_seconds = serializers.FloatField(
         allow_null=True, help_text="Estimated time left, from the time per game so far "
         "(null before the first game and once it is over)."
@@ -104,6 +109,8 @@ def progress_data(tournament: Tournament) -> dict[str, Any]:
         "matches_total": tournament.matches_total,
         "games_done": tournament.games_done,
         "games_total": tournament.games_total,
+        "matches_dropped": tournament.matches_dropped,
+        "games_dropped": tournament.games_dropped,
         "eta_seconds": tournament.eta_seconds,
     }
 

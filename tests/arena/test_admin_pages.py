@@ -165,6 +165,19 @@ def test_a_bot_with_no_games_shows_dashes_not_a_zero_win_rate_or_a_rating(
     assert cells == ["0", "0", "—", "0", "—", "0", "0", "—"]
 
 
+def test_a_cancelled_tournaments_progress_bar_says_the_rest_was_dropped(
+    staff: Client, world: World
+) -> None:
+    running = staff.get(f"/admin/arena/tournament/{world.running.pk}/change/").content.decode()
+    assert "dropped" not in running
+    cancelled = cancel_part_way(world)
+    html = staff.get(f"/admin/arena/tournament/{cancelled.pk}/change/").content.decode()
+    assert ("2 of 6 games, 1 of 3 matches done; cancelled: 2 matches dropped (4 games not "
+            "played)</span>") in html
+    listing = staff.get("/admin/arena/tournament/").content.decode()
+    assert "cancelled: 2 matches dropped" in listing
+
+
 def test_a_bot_with_no_turn_calls_yet_shows_no_latency_not_none(staff: Client, root: Any) -> None:
     from tests.bots.helpers import register
 

@@ -80,7 +80,8 @@ def test_alice_creates_a_draft_tournament_that_everyone_signed_in_sees(
     assert made["status"] == "draft" and made["owner"] == "alice"
     assert made["rule_set"] == "single_hand" and made["games_per_pairing"] == 4
     assert made["progress"] == {"matches_done": 0, "matches_total": 0, "games_done": 0,
-                                "games_total": 0, "eta_seconds": None}
+                                "games_total": 0, "matches_dropped": 0, "games_dropped": 0,
+                                "eta_seconds": None}
     assert "seed" not in made  # the deals stay secret
     seen = charlie_api.get(f"/api/tournaments/{made['id']}/")
     assert seen.status_code == 200 and seen.json() == made
@@ -558,3 +559,18 @@ def test_the_schema_says_a_bot_without_games_has_no_win_rate_or_average() -> Non
     schemas = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
     for field in ("win_rate", "avg_points_left", "rating"):
         assert schemas["StandingOut"]["properties"][field].get("nullable") is True, field
+
+
+def test_a_cancelled_tournaments_progress_says_what_was_dropped(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    world = build_world(alice, bob)
+    live = charlie_api.get(f"/api/tournaments/{world.running.pk}/").json()["progress"]
+    assert (live["matches_dropped"], live["games_dropped"]) == (0, 0)
+    cancelled = cancel_part_way(world)
+    progress = charlie_api.get(f"/api/tournaments/{cancelled.pk}/").json()["progress"]
+    assert progress == {"matches_done": 1, "matches_total": 3, "games_done": 2,
+                        "games_total": 6, "matches_dropped": 2, "games_dropped": 4,
+                        "eta_seconds": None}
+    table = charlie_api.get(f"/api/tournaments/{cancelled.pk}/standings/").json()
+    assert table["progress"] == progress
