@@ -158,7 +158,10 @@ class TournamentGame(models.Model):
         "games.Game", on_delete=models.CASCADE, related_name="tournament_game"
     )
     number = models.PositiveIntegerField(help_text="The game's number in the tournament.")
-    deal = models.BigIntegerField(help_text="The deal (the game's seed).")
+    deal = models.BigIntegerField(help_text="The deal's number in the tournament (0, 1, "
+                                  "2...; the seatings of a duplicate deal share it), not a "
+                                  "seed: the game's seed is derived from it and the "
+                                  "tournament's seed.")
     seats = models.JSONField(help_text="Bot ids in seat order.")
     # winner seat, scores, points left per seat, finishing order, strikes, forfeited seats.
     result = models.JSONField(default=dict)
