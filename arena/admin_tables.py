@@ -181,8 +181,8 @@ def recent_games(bot: Bot, limit: int = RECENT_GAMES) -> list[dict[str, Any]]:
 def tournament_games(tournament: Tournament) -> list[dict[str, Any]]:
     """Every game of the tournament, with its bots' names by seat and the winner's name: two
     queries, however many games."""
-    records = list(TournamentGame.objects.filter(tournament=tournament)
-                   .select_related("game", "match").order_by("number", "id"))
+    records = list(selectors.tournament_games(tournament=tournament)
+                   .select_related("game", "match"))
     ids = {bot for r in records for bot in r.seats or [] if isinstance(bot, int)}
     names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
     rows = []

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena import examples, presenters, records, services
+from arena import examples, presenters, selectors, services
 from arena.errors import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from arena.models import Entrant
 from arena.serializers import (
@@ -322,10 +322,11 @@ class TournamentGamesApi(GenericAPIView):
         operation_id="tournaments_games",
         tags=TOURNAMENTS,
         summary="The games played",
-        description="Every recorded game of the tournament, in the order they were recorded "
-        "(while it runs too): its bots by seat, the winner, scores, points left in hand, "
-        "strikes and forfeits. Each game's replay (`GET /api/games/{id}/replay/`) is open to "
-        "every user.",
+        description="Every recorded game of the tournament (while it runs too), by its "
+        "`number` in the schedule: its bots by seat, the winner, scores, points left in hand, "
+        "strikes and forfeits. Matches are played side by side, so while it runs a game "
+        "recorded later may take a place before games already listed, and move the pages "
+        "after it. Each game's replay (`GET /api/games/{id}/replay/`) is open to every user.",
         parameters=[TOURNAMENT_ID, *page_parameters(TournamentGamesPagination)],
         responses={
             200: OpenApiResponse(TournamentGameOut(many=True), "A page of games.",
@@ -335,7 +336,7 @@ class TournamentGamesApi(GenericAPIView):
     )
     def get(self, request: Request, id: int) -> Response:
         tournament = presenters.tournament_get(tournament_id=id)
-        page = self.paginate_queryset(records.recorded_games(tournament))
+        page = self.paginate_queryset(selectors.tournament_games(tournament=tournament))
         return self.get_paginated_response([tournament_game_data(g) for g in page])
 
 

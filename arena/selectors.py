@@ -91,6 +91,12 @@ def tournament_bradley_terry(*, tournament: Tournament) -> dict[str, Any]:
     return records.bradley_terry_json(tournament, records.tournament_results(tournament))
 
 
+def tournament_games(*, tournament: Tournament) -> QuerySet[TournamentGame]:
+    """The tournament's recorded games by their number in the schedule (the order they were
+    recorded in is the Elo's: ``records.recorded_games``)."""
+    return TournamentGame.objects.filter(tournament=tournament).order_by("number", "id")
+
+
 def latest_bradley_terry(*, rule_set: str, bot_ids: Collection[int] | None = None,
                          look_back: int = 50) -> dict[int, dict[str, Any]]:
     """Each bot's Bradley-Terry line (``rating``, ``low``, ``high``, and the ``tournament``'s

@@ -264,7 +264,8 @@ class RatingHistoryOut(serializers.Serializer):
 
 
 class TournamentGameOut(serializers.Serializer):
-    number = serializers.IntegerField(help_text="The game's number in the tournament's schedule.")
+    number = serializers.IntegerField(help_text="The game's number in the tournament's "
+                                      "schedule; the list is in this order.")
     game = serializers.IntegerField(help_text="The game's id: `GET /api/games/{id}/replay/` "
                                     "replays it (a tournament's games are open to every user).")
     match = serializers.IntegerField(help_text="The match (one table of bots) it belongs to.")

@@ -15,7 +15,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from arena import records
-from arena.models import Entrant, Rating, Tournament
+from arena.models import Entrant, Rating, Tournament, TournamentGame
 from arena.ratings import GameResult
 from bots.models import Bot
 from tests.arena.admin_fixtures import build_world, cancel_part_way
@@ -574,3 +574,18 @@ def test_a_cancelled_tournaments_progress_says_what_was_dropped(
                         "eta_seconds": None}
     table = charlie_api.get(f"/api/tournaments/{cancelled.pk}/standings/").json()
     assert table["progress"] == progress
+
+
+def test_a_tournaments_games_are_listed_by_number_not_by_when_they_were_recorded(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    """Matches run side by side: game 5 may be recorded before game 0."""
+    world = build_world(alice, bob)
+    first, second = TournamentGame.objects.filter(tournament=world.finished).order_by("id")
+    TournamentGame.objects.filter(pk=first.pk).update(number=5)
+    TournamentGame.objects.filter(pk=second.pk).update(number=0)
+    listed = charlie_api.get(f"/api/tournaments/{world.finished.pk}/games/").json()["results"]
+    assert [(g["number"], g["game"]) for g in listed] == [(0, second.game_id),
+                                                          (5, first.game_id)]
+    paged = charlie_api.get(f"/api/tournaments/{world.finished.pk}/games/?page_size=1&page=2")
+    assert [g["number"] for g in paged.json()["results"]] == [5]
