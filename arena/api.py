@@ -390,7 +390,10 @@ class BotRatingsApi(APIView):
         tags=RATINGS,
         summary="A bot's rating history",
         description="Its Elo on one ladder (`rule_set`, default `official`) after each rated "
-        "game, oldest first, in the fixed order the games were recorded.",
+        "game, oldest first, in the fixed order the games were recorded, each game with its "
+        "tournament; and `ladders`, every rule set it has an Elo on (a bot that never played "
+        "the official rules has `elo: null` and no history there: its ladders say where to "
+        "look).",
         parameters=[OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH,
                                      description="Bot id."), RULE_SET],
         responses={

@@ -63,9 +63,12 @@ LEADERBOARD_ROW: dict[str, Any] = {
 }
 HISTORY: dict[str, Any] = {
     "bot": 5, "rule_set": "official", "elo": 1516.2, "games": 2,
+    "ladders": ["official", "single_hand"],
     "history": [
-        {"game": 40, "before": 1500.0, "after": 1508.0, "at": "2026-01-05T10:10:02Z"},
-        {"game": 41, "before": 1508.0, "after": 1516.2, "at": "2026-01-05T10:10:03Z"},
+        {"game": 40, "tournament": 12, "before": 1500.0, "after": 1508.0,
+         "at": "2026-01-05T10:10:02Z"},
+        {"game": 41, "tournament": 12, "before": 1508.0, "after": 1516.2,
+         "at": "2026-01-05T10:10:03Z"},
     ],
 }
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from django.db.models import QuerySet, Sum
+from django.db.models import F, QuerySet, Sum
 
 from arena import records
 from arena.models import (
@@ -155,6 +155,20 @@ def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
 def rating_history(*, bot: Bot, rule_set: str = OFFICIAL) -> QuerySet[RatingChange]:
     """The bot's Elo on ``rule_set``, game by game, in the order it was updated."""
     return RatingChange.objects.filter(rating__bot=bot, rating__rule_set=rule_set).order_by("id")
+
+
+def rating_history_with_tournaments(*, bot: Bot, rule_set: str = OFFICIAL
+                                    ) -> QuerySet[RatingChange]:
+    """``rating_history``, each change with its game's ``tournament_id`` (one join: every
+    rated game is a tournament's)."""
+    return rating_history(bot=bot, rule_set=rule_set).annotate(
+        tournament_id=F("game__tournament_game__tournament_id"))
+
+
+def bot_ladders(*, bot: Bot) -> list[str]:
+    """The rule sets the bot has an Elo on, the official one first."""
+    found = set(Rating.objects.filter(bot=bot).values_list("rule_set", flat=True))
+    return sorted(found, key=lambda name: (name != OFFICIAL, name))
 
 
 def default_rule_set() -> str:

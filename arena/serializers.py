@@ -250,6 +250,8 @@ class RatingQuery(QuerySerializer):
 
 class RatingPointOut(serializers.Serializer):
     game = serializers.IntegerField()
+    tournament = serializers.IntegerField(allow_null=True, help_text="The tournament the game "
+                                          "was played in (null only if that record is gone).")
     before = serializers.FloatField()
     after = serializers.FloatField()
     at = serializers.DateTimeField()
@@ -260,6 +262,10 @@ class RatingHistoryOut(serializers.Serializer):
     rule_set = serializers.CharField()
     elo = serializers.FloatField(allow_null=True, help_text="Current Elo (null: never rated).")
     games = serializers.IntegerField()
+    ladders = serializers.ListField(
+        child=serializers.CharField(), help_text="Every ladder (rule set) the bot has an Elo "
+        "on, `official` first: ask for one with `rule_set`. Empty if it has played no rated "
+        "game.")
     history = RatingPointOut(many=True, help_text="One point per rated game, oldest first.")
 
 

@@ -286,7 +286,7 @@ def test_standings_leaderboard_and_history_answer_everyone_signed_in(
     history = charlie_api.get(f"/api/bots/{alice_bot.pk}/ratings/")
     assert history.status_code == 200
     assert history.json() == {"bot": alice_bot.pk, "rule_set": "official", "elo": None,
-                              "games": 0, "history": []}
+                              "games": 0, "ladders": [], "history": []}
     assert charlie_api.get("/api/bots/999999/ratings/").status_code == 404
     for bad in ("verified=maybe", "active=", "colour=red"):
         assert charlie_api.get(f"/api/leaderboard/?{bad}").status_code == 400, bad
@@ -589,3 +589,23 @@ def test_a_tournaments_games_are_listed_by_number_not_by_when_they_were_recorded
                                                           (5, first.game_id)]
     paged = charlie_api.get(f"/api/tournaments/{world.finished.pk}/games/?page_size=1&page=2")
     assert [g["number"] for g in paged.json()["results"]] == [5]
+
+
+def test_a_bots_rating_history_names_its_ladders_and_each_games_tournament(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    """A bot that only played single hands, asked for the default (official) ladder, says
+    where its ratings are; each point of a history names its tournament."""
+    world = build_world(alice, bob)
+    heuristic, lonely = world.bots["heuristic"], world.bots["random"]
+    Rating.objects.filter(bot=lonely).update(rule_set="single_hand")
+    Rating.objects.create(bot=heuristic, rule_set="stacking", elo=1510.0, games=1, wins=1)
+    elsewhere = charlie_api.get(f"/api/bots/{lonely.pk}/ratings/").json()
+    assert (elsewhere["rule_set"], elsewhere["elo"], elsewhere["history"]) == (
+        "official", None, [])
+    assert elsewhere["ladders"] == ["single_hand"]
+    history = charlie_api.get(f"/api/bots/{heuristic.pk}/ratings/").json()
+    assert history["ladders"] == ["official", "stacking"]
+    assert [(p["game"], p["tournament"]) for p in history["history"]] == [
+        (world.games[0].pk, world.finished.pk), (world.games[1].pk, world.finished.pk),
+        (world.games[2].pk, world.running.pk), (world.games[3].pk, world.running.pk)]
