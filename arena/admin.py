@@ -2,7 +2,7 @@
 
 - the leaderboard: the Elo ratings' changelist, one rule set at a time ("official" unless
   another is picked), best first, with each bot's Bradley-Terry interval from its latest
-  finished tournament, games, win rate, call latency and strikes; search and filters;
+  finished rated tournament, games, win rate, call latency and strikes; search and filters;
 - tournaments: a progress bar, the standings, the games (each linking to its game page with
   the coloured move log), and start / cancel as actions and buttons calling the services;
 - per bot: the bots app's page plus Elo charts (server-rendered SVG), recent games and the call
@@ -148,7 +148,8 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
 
     @admin.display(description="Bradley-Terry [95% interval]")
     def interval_shown(self, rating: Any) -> SafeString | None:
-        """The latest finished tournament's verdict on the bot, linked to that tournament."""
+        """Its Bradley-Terry rating and interval in its latest finished rated tournament,
+        linked to that tournament."""
         fitted = rating.board.get("interval")
         if not fitted:
             return None
@@ -157,7 +158,7 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
         interval = admin_tables.NO_INTERVAL if low is None or high is None else (
             f"{low:.0f}, {high:.0f}")
         return format_html('<a href="{}" title="{}">{} [{}]</a>', url,
-                           "Its Bradley-Terry rating in its latest finished tournament",
+                           "Its Bradley-Terry rating in its latest finished rated tournament",
                            f"{fitted['rating']:.0f}", interval)
 
     @admin.display(description="Win rate", ordering="win_rate")

@@ -26,6 +26,8 @@ class Progress:
     matches_done: int
     matches_total: int
     eta_seconds: float | None
+    matches_dropped: int = 0  # by a cancel: never to be played
+    games_dropped: int = 0
 
     @property
     def percent(self) -> int:
@@ -35,7 +37,8 @@ class Progress:
 def progress(tournament: Tournament) -> Progress:
     return Progress(
         tournament.games_done, tournament.games_total, tournament.matches_done,
-        tournament.matches_total, tournament.eta_seconds,
+        tournament.matches_total, tournament.eta_seconds, tournament.matches_dropped,
+        tournament.games_dropped,
     )
 
 
@@ -112,7 +115,8 @@ def strikes_subquery() -> Coalesce:
 
 def standings_rows(tournament: Tournament) -> list[dict[str, Any]]:
     """The standings (final, or of the games so far) with each bot's name and Bradley-Terry
-    rating and interval (final, or fitted to the games so far) attached."""
+    rating and interval (final, or fitted to the games so far) attached; a bot without games
+    has no win rate, average or rating (None; ``NO_INTERVAL`` for the rating)."""
     rows = [dict(row) for row in selectors.tournament_standings(tournament=tournament)]
     ids = {i for i in (_bot_id(row) for row in rows) if i is not None}
     names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
@@ -123,11 +127,13 @@ def standings_rows(tournament: Tournament) -> list[dict[str, Any]]:
         row.setdefault("rank", rank)
         row["bot_id"] = bot
         row["bot_name"] = names.get(bot, row.get("name") or f"bot {bot}") if bot else "?"
-        if "win_rate" not in row and games:
-            row["win_rate"] = (row.get("wins") or 0) / games
-        if "avg_points_left" not in row and games and "points_left" in row:
-            row["avg_points_left"] = row["points_left"] / games
-        row["bt"] = interval_text(intervals.get(bot)) if bot else ""
+        # None (shown as a dash) for a bot without games: no rate, no average, no rating.
+        if "win_rate" not in row:
+            row["win_rate"] = (row.get("wins") or 0) / games if games else None
+        if "avg_points_left" not in row:
+            row["avg_points_left"] = (row["points_left"] / games if games and "points_left" in row
+                                      else None)
+        row["bt"] = interval_text(intervals.get(bot)) if bot in intervals else NO_INTERVAL
     return rows
 
 
@@ -175,8 +181,8 @@ def recent_games(bot: Bot, limit: int = RECENT_GAMES) -> list[dict[str, Any]]:
 def tournament_games(tournament: Tournament) -> list[dict[str, Any]]:
     """Every game of the tournament, with its bots' names by seat and the winner's name: two
     queries, however many games."""
-    records = list(TournamentGame.objects.filter(tournament=tournament)
-                   .select_related("game", "match").order_by("number", "id"))
+    records = list(selectors.tournament_games(tournament=tournament)
+                   .select_related("game", "match"))
     ids = {bot for r in records for bot in r.seats or [] if isinstance(bot, int)}
     names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
     rows = []

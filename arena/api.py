@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from arena import examples, presenters, records, services
+from arena import examples, presenters, selectors, services
 from arena.errors import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from arena.models import Entrant
 from arena.serializers import (
@@ -287,9 +287,11 @@ class TournamentStandingsApi(APIView):
         tags=TOURNAMENTS,
         summary="Standings",
         description="Games, wins, win rate, points scored, average points left in hand, "
-        "strikes and forfeits per entrant, best first; current while it runs. Once "
-        "finalized (`final`), each line has its Bradley-Terry rating and 95% bootstrap "
-        "interval (docs/ratings.md).",
+        "strikes and forfeits per entrant, in `rank` order (by win rate: the tournament's "
+        "placing); current while it runs. Once finalized (`final`), each line has its "
+        "Bradley-Terry rating and 95% bootstrap interval, an estimate of strength from the "
+        "whole finishing order, which may order the bots otherwise at 3+ seats "
+        "(docs/ratings.md).",
         parameters=[TOURNAMENT_ID],
         responses={
             200: OpenApiResponse(StandingsOut, "The table.",
@@ -320,10 +322,11 @@ class TournamentGamesApi(GenericAPIView):
         operation_id="tournaments_games",
         tags=TOURNAMENTS,
         summary="The games played",
-        description="Every recorded game of the tournament, in the order they were recorded "
-        "(while it runs too): its bots by seat, the winner, scores, points left in hand, "
-        "strikes and forfeits. Each game's replay (`GET /api/games/{id}/replay/`) is open to "
-        "every user.",
+        description="Every recorded game of the tournament (while it runs too), by its "
+        "`number` in the schedule: its bots by seat, the winner, scores, points left in hand, "
+        "strikes and forfeits. Matches are played side by side, so while it runs a game "
+        "recorded later may take a place before games already listed, and move the pages "
+        "after it. Each game's replay (`GET /api/games/{id}/replay/`) is open to every user.",
         parameters=[TOURNAMENT_ID, *page_parameters(TournamentGamesPagination)],
         responses={
             200: OpenApiResponse(TournamentGameOut(many=True), "A page of games.",
@@ -333,7 +336,7 @@ class TournamentGamesApi(GenericAPIView):
     )
     def get(self, request: Request, id: int) -> Response:
         tournament = presenters.tournament_get(tournament_id=id)
-        page = self.paginate_queryset(records.recorded_games(tournament))
+        page = self.paginate_queryset(selectors.tournament_games(tournament=tournament))
         return self.get_paginated_response([tournament_game_data(g) for g in page])
 
 
@@ -346,7 +349,7 @@ class LeaderboardApi(GenericAPIView):
         tags=RATINGS,
         summary="The Elo leaderboard",
         description="Bots by Elo on one ladder (`rule_set`, default `official`), with the "
-        "95% interval of their latest finished tournament of that rule set, games, win "
+        "95% interval of their latest finished rated tournament of that rule set, games, win "
         "rate, latency p50/p99 and strikes. Filters: `owner` (a user name), `verified`, "
         "`active` (enabled), `search` (part of the name); a row's `rank` stays its place on "
         "the whole ladder.",
@@ -387,7 +390,10 @@ class BotRatingsApi(APIView):
         tags=RATINGS,
         summary="A bot's rating history",
         description="Its Elo on one ladder (`rule_set`, default `official`) after each rated "
-        "game, oldest first, in the fixed order the games were recorded.",
+        "game, oldest first, in the fixed order the games were recorded, each game with its "
+        "tournament; and `ladders`, every rule set it has an Elo on (a bot that never played "
+        "the official rules has `elo: null` and no history there: its ladders say where to "
+        "look).",
         parameters=[OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH,
                                      description="Bot id."), RULE_SET],
         responses={

@@ -23,24 +23,25 @@ DRAFT: dict[str, Any] = {
     "duplicate_deals": True, "turn_timeout_ms": 1000, "max_strikes": 3, "rated": True,
     "entrants": [],
     "progress": {"matches_done": 0, "matches_total": 0, "games_done": 0, "games_total": 0,
-                 "eta_seconds": None},
+                 "matches_dropped": 0, "games_dropped": 0, "eta_seconds": None},
     "created_at": "2026-01-05T10:04:00Z", "started_at": None, "finished_at": None,
 }
 WITH_ENTRANTS: dict[str, Any] = {**DRAFT, "entrants": _ENTRANTS}
 RUNNING: dict[str, Any] = {
     **DRAFT, "status": "running", "entrants": _ENTRANTS,
     "progress": {"matches_done": 0, "matches_total": 1, "games_done": 3, "games_total": 8,
-                 "eta_seconds": 4.5},
+                 "matches_dropped": 0, "games_dropped": 0, "eta_seconds": 4.5},
     "started_at": "2026-01-05T10:10:00Z",
 }
 FINISHED: dict[str, Any] = {
     **RUNNING, "status": "finished",
     "progress": {"matches_done": 1, "matches_total": 1, "games_done": 8, "games_total": 8,
-                 "eta_seconds": None},
+                 "matches_dropped": 0, "games_dropped": 0, "eta_seconds": None},
     "finished_at": "2026-01-05T10:10:12Z",
 }
 CANCELLED: dict[str, Any] = {**RUNNING, "status": "cancelled",
-                             "progress": {**RUNNING["progress"], "eta_seconds": None},
+                             "progress": {**RUNNING["progress"], "matches_dropped": 1,
+                                          "games_dropped": 5, "eta_seconds": None},
                              "finished_at": "2026-01-05T10:10:05Z"}
 STANDINGS: dict[str, Any] = {
     "tournament": 12, "status": "finished", "final": True,
@@ -62,9 +63,12 @@ LEADERBOARD_ROW: dict[str, Any] = {
 }
 HISTORY: dict[str, Any] = {
     "bot": 5, "rule_set": "official", "elo": 1516.2, "games": 2,
+    "ladders": ["official", "single_hand"],
     "history": [
-        {"game": 40, "before": 1500.0, "after": 1508.0, "at": "2026-01-05T10:10:02Z"},
-        {"game": 41, "before": 1508.0, "after": 1516.2, "at": "2026-01-05T10:10:03Z"},
+        {"game": 40, "tournament": 12, "before": 1500.0, "after": 1508.0,
+         "at": "2026-01-05T10:10:02Z"},
+        {"game": 41, "tournament": 12, "before": 1508.0, "after": 1516.2,
+         "at": "2026-01-05T10:10:03Z"},
     ],
 }
 

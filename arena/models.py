@@ -79,6 +79,22 @@ class Tournament(models.Model):
         left = max(self.games_total - self.games_done, 0)
         return round(elapsed / self.games_done * left, 1)
 
+    @property
+    def matches_dropped(self) -> int:
+        """Matches a cancel left unfinished (never started, or stopped part-way); 0 unless
+        cancelled."""
+        if self.status != TournamentStatus.CANCELLED:
+            return 0
+        return max(self.matches_total - self.matches_done, 0)
+
+    @property
+    def games_dropped(self) -> int:
+        """Games a cancel left unplayed (the games in play when it came still finish and
+        count); 0 unless cancelled."""
+        if self.status != TournamentStatus.CANCELLED:
+            return 0
+        return max(self.games_total - self.games_done, 0)
+
 
 class Entrant(models.Model):
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
@@ -142,7 +158,10 @@ class TournamentGame(models.Model):
         "games.Game", on_delete=models.CASCADE, related_name="tournament_game"
     )
     number = models.PositiveIntegerField(help_text="The game's number in the tournament.")
-    deal = models.BigIntegerField(help_text="The deal (the game's seed).")
+    deal = models.BigIntegerField(help_text="The deal's number in the tournament (0, 1, "
+                                  "2...; the seatings of a duplicate deal share it), not a "
+                                  "seed: the game's seed is derived from it and the "
+                                  "tournament's seed.")
     seats = models.JSONField(help_text="Bot ids in seat order.")
     # winner seat, scores, points left per seat, finishing order, strikes, forfeited seats.
     result = models.JSONField(default=dict)

@@ -119,14 +119,18 @@ def leaderboard_rows(ratings: Sequence[Rating]) -> list[dict[str, Any]]:
 
 
 def rating_history_data(*, bot: Bot, rule_set: str = "official") -> dict[str, Any]:
+    """``RatingHistoryOut``: the bot's Elo history on ``rule_set``, each game with its
+    tournament, and every ladder the bot is on (so a bot unrated here says where it is)."""
     rating = Rating.objects.filter(bot=bot, rule_set=rule_set).first()
-    changes = selectors.rating_history(bot=bot, rule_set=rule_set)
+    changes = selectors.rating_history_with_tournaments(bot=bot, rule_set=rule_set)
     return {
         "bot": bot.pk, "rule_set": rule_set,
         "elo": round(rating.elo, 1) if rating else None,
         "games": rating.games if rating else 0,
-        "history": [{"game": c.game_id, "before": round(c.before, 1),
-                     "after": round(c.after, 1), "at": c.created_at} for c in changes],
+        "ladders": selectors.bot_ladders(bot=bot),
+        "history": [{"game": c.game_id, "tournament": c.tournament_id,
+                     "before": round(c.before, 1), "after": round(c.after, 1),
+                     "at": c.created_at} for c in changes],
     }
 
 

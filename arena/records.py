@@ -194,14 +194,19 @@ def standings_rows(tournament: Tournament, results: list[GameResult]) -> list[di
     names = dict(Bot.objects.filter(pk__in=entrants).values_list("pk", "name"))
     return [
         {"rank": i + 1, "bot": s.entrant, "name": names.get(s.entrant, ""), "games": s.games,
-         "wins": s.wins, "win_rate": round(s.win_rate, 4), "points": s.points,
-         "avg_points_left": round(s.avg_points_left, 2), "strikes": s.strikes,
+         "wins": s.wins, "win_rate": _rounded(s.win_rate, 4), "points": s.points,
+         "avg_points_left": _rounded(s.avg_points_left, 2), "strikes": s.strikes,
          "forfeits": s.forfeits}
         for i, s in enumerate(standings(results, entrants=entrants))
     ]
 
 
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
 def bradley_terry_json(tournament: Tournament, results: list[GameResult]) -> dict[str, Any]:
+    """The fit's lines, best first; an entrant without games last, with a null rating."""
     entrants = list(tournament.entrants.order_by("bot_id").values_list("bot_id", flat=True))
     if not results:
         return {"ratings": []}
@@ -210,7 +215,8 @@ def bradley_terry_json(tournament: Tournament, results: list[GameResult]) -> dic
     def plain(x: float) -> float | None:
         return None if math.isnan(x) else round(x, 1)
 
-    rows = sorted(fitted.values(), key=lambda r: -r.rating)
+    rows = sorted(fitted.values(),
+                  key=lambda r: math.inf if math.isnan(r.rating) else -r.rating)
     return {"ratings": [
         {"bot": r.entrant, "rating": plain(r.rating), "low": plain(r.low), "high": plain(r.high),
          "games": r.games} for r in rows

@@ -41,7 +41,8 @@ def run_in_foreground(tournament: Tournament, out: OutputWrapper) -> Tournament:
         bar.finish()
     if tournament.status == TournamentStatus.CANCELLED:
         out.write(f"Tournament {tournament.pk} was cancelled while it ran: the table is of the "
-                  f"{tournament.games_done} of {tournament.games_total} games played.\n")
+                  f"{tournament.games_done} of {tournament.games_total} games played "
+                  f"({tournament.matches_dropped} matches dropped).\n")
     elif tournament.status == TournamentStatus.RUNNING:
         out.write(f"Tournament {tournament.pk} is not over: a match failed here (see the log); "
                   "the sweep, or running this again, takes it over.\n")
@@ -73,11 +74,11 @@ def leaderboard_table(rule_set: str, *, limit: int = 20) -> str:
           r["p50_ms"], r["p99_ms"], r["strikes"]] for r in rows],
     )
     return (f"\nLeaderboard ({rule_set}):\n{body}\n(BT: the Bradley-Terry rating in the bot's "
-            "latest finished tournament of these rules, with its 95% interval.)\n")
+            "latest finished rated tournament of these rules, with its 95% interval.)\n")
 
 
-def _percent(rate: float) -> str:
-    return f"{100 * rate:.0f}%"
+def _percent(rate: float | None) -> str | None:
+    return None if rate is None else f"{100 * rate:.0f}%"
 
 
 def _interval(row: Mapping[str, Any]) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from django.db.models import QuerySet, Sum
+from django.db.models import F, QuerySet, Sum
 
 from arena import records
 from arena.models import (
@@ -55,8 +55,9 @@ def replay_held(game: Game) -> bool:
 
 
 def tournament_progress(*, tournament: Tournament) -> dict[str, Any]:
-    """Matches and games done out of the totals, the fraction done, and the time left
-    (estimated from the time per game so far; None before the first game or once over)."""
+    """Matches and games done out of the totals (and those a cancel dropped), the fraction
+    done, and the time left (estimated from the time per game so far; None before the first
+    game or once over)."""
     total = tournament.games_total
     return {
         "status": tournament.status,
@@ -64,6 +65,8 @@ def tournament_progress(*, tournament: Tournament) -> dict[str, Any]:
         "matches_total": tournament.matches_total,
         "games_done": tournament.games_done,
         "games_total": total,
+        "matches_dropped": tournament.matches_dropped,
+        "games_dropped": tournament.games_dropped,
         "fraction": round(tournament.games_done / total, 4) if total else 0.0,
         "eta_seconds": tournament.eta_seconds,
         "started_at": tournament.started_at,
@@ -88,16 +91,24 @@ def tournament_bradley_terry(*, tournament: Tournament) -> dict[str, Any]:
     return records.bradley_terry_json(tournament, records.tournament_results(tournament))
 
 
+def tournament_games(*, tournament: Tournament) -> QuerySet[TournamentGame]:
+    """The tournament's recorded games by their number in the schedule (the order they were
+    recorded in is the Elo's: ``records.recorded_games``)."""
+    return TournamentGame.objects.filter(tournament=tournament).order_by("number", "id")
+
+
 def latest_bradley_terry(*, rule_set: str, bot_ids: Collection[int] | None = None,
                          look_back: int = 50) -> dict[int, dict[str, Any]]:
     """Each bot's Bradley-Terry line (``rating``, ``low``, ``high``, and the ``tournament``'s
-    id) in the latest finished tournament it played on this rule set, among the
+    id) in the latest finished rated tournament it played on this rule set, among the
     ``look_back`` latest; ``bot_ids``: only these bots. A cancelled tournament is finalized
-    too, but its fit is of part of its games, so it does not count."""
+    too, but its fit is of part of its games, so it does not count; nor does an unrated one
+    (a trial that leaves the Elo alone leaves the leaderboard alone too)."""
     wanted = None if bot_ids is None else set(bot_ids)
     found: dict[int, dict[str, Any]] = {}
     finished = Tournament.objects.filter(
-        rule_set=rule_set, status=TournamentStatus.FINISHED, finalized_at__isnull=False,
+        rule_set=rule_set, rated=True, status=TournamentStatus.FINISHED,
+        finalized_at__isnull=False,
     ).order_by("-finalized_at", "-id").values_list("pk", "bradley_terry")
     for tournament_id, fitted in finished[:look_back]:
         for row in (fitted or {}).get("ratings", []):
@@ -112,7 +123,7 @@ def latest_bradley_terry(*, rule_set: str, bot_ids: Collection[int] | None = Non
 
 def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
     """Every rated bot on ``rule_set``, best Elo first: its Elo, Bradley-Terry rating and
-    interval (from the latest finished tournament it played, or None; its ``low`` and
+    interval (from the latest finished rated tournament it played, or None; its ``low`` and
     ``high`` None where the games gave no interval), games, wins, win rate,
     turn latency p50/p99 and strikes (all its games)."""
     ratings = list(Rating.objects.filter(rule_set=rule_set).select_related("bot", "bot__owner")
@@ -129,7 +140,8 @@ def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
             "rank": position, "bot": rating.bot_id, "name": rating.bot.name,
             "owner": rating.bot.owner.get_username(), "verified": rating.bot.verified,
             "enabled": rating.bot.enabled, "rule_set": rule_set, "elo": round(rating.elo, 1),
-            # The Bradley-Terry rating and its interval, from its latest finished tournament.
+            # The Bradley-Terry rating and its interval, from its latest finished rated
+            # tournament.
             # (``low``/``high`` None where its games gave no interval: docs/ratings.md.)
             "interval": None if fitted is None or fitted["rating"] is None else fitted,
             "games": rating.games, "wins": rating.wins,
@@ -143,6 +155,20 @@ def leaderboard(*, rule_set: str = OFFICIAL) -> list[dict[str, Any]]:
 def rating_history(*, bot: Bot, rule_set: str = OFFICIAL) -> QuerySet[RatingChange]:
     """The bot's Elo on ``rule_set``, game by game, in the order it was updated."""
     return RatingChange.objects.filter(rating__bot=bot, rating__rule_set=rule_set).order_by("id")
+
+
+def rating_history_with_tournaments(*, bot: Bot, rule_set: str = OFFICIAL
+                                    ) -> QuerySet[RatingChange]:
+    """``rating_history``, each change with its game's ``tournament_id`` (one join: every
+    rated game is a tournament's)."""
+    return rating_history(bot=bot, rule_set=rule_set).annotate(
+        tournament_id=F("game__tournament_game__tournament_id"))
+
+
+def bot_ladders(*, bot: Bot) -> list[str]:
+    """The rule sets the bot has an Elo on, the official one first."""
+    found = set(Rating.objects.filter(bot=bot).values_list("rule_set", flat=True))
+    return sorted(found, key=lambda name: (name != OFFICIAL, name))
 
 
 def default_rule_set() -> str:

@@ -72,6 +72,11 @@ class ProgressOut(serializers.Serializer):
     matches_total = serializers.IntegerField()
     games_done = serializers.IntegerField()
     games_total = serializers.IntegerField()
+    matches_dropped = serializers.IntegerField(help_text="Matches a cancel left unfinished "
+                                               "(never started, or stopped part-way): never "
+                                               "to be played. 0 unless `cancelled`.")
+    games_dropped = serializers.IntegerField(help_text="Games a cancel left unplayed. 0 "
+                                             "unless `cancelled`.")
     eta_seconds = serializers.FloatField(
         allow_null=True, help_text="Estimated time left, from the time per game so far "
         "(null before the first game and once it is over)."
@@ -104,6 +109,8 @@ def progress_data(tournament: Tournament) -> dict[str, Any]:
         "matches_total": tournament.matches_total,
         "games_done": tournament.games_done,
         "games_total": tournament.games_total,
+        "matches_dropped": tournament.matches_dropped,
+        "games_dropped": tournament.games_dropped,
         "eta_seconds": tournament.eta_seconds,
     }
 
@@ -137,18 +144,25 @@ def tournament_data(tournament: Tournament) -> dict[str, Any]:
 
 # --- standings ---------------------------------------------------------------------------------
 class StandingOut(serializers.Serializer):
-    rank = serializers.IntegerField()
+    rank = serializers.IntegerField(help_text="The place in the tournament: by win rate (only "
+                                    "first place at a table is a win), then wins, points, "
+                                    "fewer points left. The Bradley-Terry `rating` uses the "
+                                    "whole finishing order, so at 3+ seats it may order the "
+                                    "bots otherwise (docs/ratings.md).")
     bot = serializers.IntegerField()
     name = serializers.CharField()
     games = serializers.IntegerField()
     wins = serializers.IntegerField()
-    win_rate = serializers.FloatField()
+    win_rate = serializers.FloatField(allow_null=True, help_text="Wins / games (null for a bot "
+                                      "with no games yet, listed last).")
     points = serializers.IntegerField(help_text="Points scored (the winners' hand scores).")
-    avg_points_left = serializers.FloatField(help_text="Mean points left in hand per game.")
+    avg_points_left = serializers.FloatField(allow_null=True, help_text="Mean points left in "
+                                             "hand per game (null with no games).")
     strikes = serializers.IntegerField()
     forfeits = serializers.IntegerField()
     rating = serializers.FloatField(allow_null=True, help_text="Bradley-Terry rating (Elo "
-                                    "scale, mean 1500), once the tournament is finalized.")
+                                    "scale, mean 1500 over the bots with games), once the "
+                                    "tournament is finalized; null for a bot with no games.")
     low = serializers.FloatField(allow_null=True, help_text="95% bootstrap interval, low end "
                                  "(null until finalized, and where the games give no interval: "
                                  "fewer than two distinct resampling units, or no games).")
@@ -210,8 +224,8 @@ class LeaderboardRowOut(serializers.Serializer):
     elo = serializers.FloatField()
     bradley_terry = serializers.FloatField(
         allow_null=True, help_text="The bot's Bradley-Terry rating (Elo scale, mean 1500) in "
-        "its latest finished tournament of this rule set (null if none): that tournament's "
-        "verdict, beside the Elo that all its rated games built.")
+        "its latest finished rated tournament of this rule set (null if none; unrated and "
+        "cancelled tournaments never count), beside the Elo that all its rated games built.")
     low = serializers.FloatField(allow_null=True, help_text="95% interval of that "
                                  "Bradley-Terry rating, low end (null if none, or where that "
                                  "tournament's games gave no interval).")
@@ -236,6 +250,8 @@ class RatingQuery(QuerySerializer):
 
 class RatingPointOut(serializers.Serializer):
     game = serializers.IntegerField()
+    tournament = serializers.IntegerField(allow_null=True, help_text="The tournament the game "
+                                          "was played in (null only if that record is gone).")
     before = serializers.FloatField()
     after = serializers.FloatField()
     at = serializers.DateTimeField()
@@ -246,11 +262,16 @@ class RatingHistoryOut(serializers.Serializer):
     rule_set = serializers.CharField()
     elo = serializers.FloatField(allow_null=True, help_text="Current Elo (null: never rated).")
     games = serializers.IntegerField()
+    ladders = serializers.ListField(
+        child=serializers.CharField(), help_text="Every ladder (rule set) the bot has an Elo "
+        "on, `official` first: ask for one with `rule_set`. Empty if it has played no rated "
+        "game.")
     history = RatingPointOut(many=True, help_text="One point per rated game, oldest first.")
 
 
 class TournamentGameOut(serializers.Serializer):
-    number = serializers.IntegerField(help_text="The game's number in the tournament's schedule.")
+    number = serializers.IntegerField(help_text="The game's number in the tournament's "
+                                      "schedule; the list is in this order.")
     game = serializers.IntegerField(help_text="The game's id: `GET /api/games/{id}/replay/` "
                                     "replays it (a tournament's games are open to every user).")
     match = serializers.IntegerField(help_text="The match (one table of bots) it belongs to.")

@@ -13,15 +13,18 @@ infinite strength (and one that lost all, zero), and entrants never compared thr
 of games would have no common scale. One virtual game is weak: it moves a 60-game record only
 a little, and pulls a perfect 10-0 record to a large but finite rating.
 
-Ratings are reported on the Elo scale: ``400 * log10(p_i)``, shifted so that the entrants'
-mean is 1500. The 95% interval of each rating is the 2.5th and 97.5th percentile of its rating
+Ratings are reported on the Elo scale: ``400 * log10(p_i)``, shifted so that the mean of the
+entrants with games is 1500. An entrant with no games (a tournament cancelled before its
+first) has no rating at all (nan; null in the API): the prior alone would give it the virtual
+opponent's strength, a rating that says nothing yet ranks it among those who played.
+The 95% interval of each rating is the 2.5th and 97.5th percentile of its rating
 over bootstrap tournaments: the stored games resampled with replacement (whole games, so a
 multi-seat game's pairs stay together, and all the seatings of a duplicate deal together),
 each rated the same way and centred the same way.
 The interval is unknown (nan; null in the API) where the games cannot give one: when there
 are fewer than two distinct resampling units (one game, one deal, or all of them alike), as
-every resample is then the tournament itself; for an entrant with no games, whose rating is
-only the prior's; and for an entrant whose rating every resample agrees on. A zero-width
+every resample is then the tournament itself; for an entrant with no games, which has no
+rating either; and for an entrant whose rating every resample agrees on. A zero-width
 interval there would claim a certainty that the games do not hold.
 Resampling uses numpy's PCG64 generator seeded with ``seed``: the same games in the same order
 with the same seed give the same intervals.
@@ -29,6 +32,7 @@ with the same seed give the same intervals.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -53,7 +57,7 @@ Floats = npt.NDArray[np.float64]
 @dataclass(frozen=True, slots=True)
 class BTRating:
     entrant: Entrant
-    rating: float
+    rating: float  # nan for an entrant with no games (see the module)
     low: float  # 2.5th percentile over the bootstrap; nan when unknown (see the module)
     high: float  # 97.5th percentile; nan when unknown
     games: int
@@ -83,6 +87,14 @@ def _bradley_terry(
     prior: float,
 ) -> dict[Entrant, BTRating]:
     names = _entrant_order(games, entrants)
+    # Only the entrants seated in a game are fitted (and centred): one without games has no
+    # rating (nan), where the prior alone would give it the anchor's and rank it among them.
+    seated = {player for game in games for player in game.players}
+    unrated = {name: BTRating(name, math.nan, math.nan, math.nan, 0)
+               for name in names if name not in seated}
+    names = [name for name in names if name in seated]
+    if not names:
+        return unrated
     n = len(names)
     index = {name: i for i, name in enumerate(names)}
     units = _Units(games, index, n)
@@ -100,11 +112,12 @@ def _bradley_terry(
             draws = rng.multinomial(total, units.counts / total, size=size).astype(np.float64)
             boot[start : start + size] = _centred(_fit(units.wins(draws), n, prior))
         low, high = np.percentile(boot, [2.5, 97.5], axis=0)
-        unknown = (np.array(played) == 0) | (high - low < _NO_WIDTH)
+        unknown = high - low < _NO_WIDTH
         low, high = np.where(unknown, np.nan, low), np.where(unknown, np.nan, high)
     return {
-        name: BTRating(name, float(point[i]), float(low[i]), float(high[i]), int(played[i]))
-        for i, name in enumerate(names)
+        **{name: BTRating(name, float(point[i]), float(low[i]), float(high[i]), int(played[i]))
+           for i, name in enumerate(names)},
+        **unrated,
     }
 
 

@@ -22,12 +22,13 @@ class Standing:
     forfeits: int
 
     @property
-    def win_rate(self) -> float:
-        return self.wins / self.games if self.games else 0.0
+    def win_rate(self) -> float | None:
+        """None without games: no rate, rather than a 0% it did not earn."""
+        return self.wins / self.games if self.games else None
 
     @property
-    def avg_points_left(self) -> float:
-        return self.points_left / self.games if self.games else 0.0
+    def avg_points_left(self) -> float | None:
+        return self.points_left / self.games if self.games else None
 
 
 def standings(results: Iterable[GameResult], *, entrants: Sequence[Entrant] = ()) -> list[Standing]:
@@ -35,7 +36,8 @@ def standings(results: Iterable[GameResult], *, entrants: Sequence[Entrant] = ()
     then fewer points left on average; entrants still level keep the order they were given
     (then first appearance), so the table is stable. Win rate first: while a tournament runs,
     or once it was cancelled, the entrants have not played as many games each (in a finished
-    round robin they have, and the order is the same as by wins)."""
+    round robin they have, and the order is the same as by wins). Entrants without a game
+    (no win rate) come last."""
     totals: dict[Entrant, list[int]] = {e: [0] * 6 for e in entrants}
     for result in results:
         for seat, player in enumerate(result.players):
@@ -47,5 +49,6 @@ def standings(results: Iterable[GameResult], *, entrants: Sequence[Entrant] = ()
             line[4] += result.strikes[seat] if result.strikes else 0
             line[5] += seat in result.forfeited
     table = [Standing(entrant, *line) for entrant, line in totals.items()]
-    table.sort(key=lambda s: (-s.win_rate, -s.wins, -s.points, s.avg_points_left))
+    table.sort(key=lambda s: (s.games == 0, -(s.win_rate or 0.0), -s.wins, -s.points,
+                              s.avg_points_left or 0.0))
     return table

@@ -161,3 +161,18 @@ def build_world(alice: Any, bob: Any) -> World:
             result=records.game_result(game),
         )
     return World(bots, games, finished, running)
+
+
+def cancel_part_way(world: World) -> Any:
+    """The live cup cancelled as it stands: heuristic and greedy played their table, random
+    none (its two tables dropped); finalized on the games played, as the services do."""
+    from arena import services
+    from arena.models import Match, MatchStatus, Tournament, TournamentStatus
+
+    tournament = world.running
+    Tournament.objects.filter(pk=tournament.pk).update(status=TournamentStatus.CANCELLED,
+                                                       finished_at=timezone.now())
+    Match.objects.filter(tournament=tournament).exclude(status=MatchStatus.DONE).update(
+        status=MatchStatus.CANCELLED)
+    assert services.tournament_finalize(tournament_id=tournament.pk)
+    return Tournament.objects.get(pk=tournament.pk)

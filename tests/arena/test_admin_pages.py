@@ -5,13 +5,14 @@ tournaments there too, checked as the API checks them."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.test import Client
 
 from arena.models import Tournament, TournamentStatus
-from tests.arena.admin_fixtures import World, build_world, finished_game
+from tests.arena.admin_fixtures import World, build_world, cancel_part_way, finished_game
 
 pytestmark = pytest.mark.django_db
 
@@ -88,11 +89,27 @@ def test_the_leaderboard_searches_and_filters(staff: Client, world: World) -> No
 def test_the_leaderboard_leaves_out_a_cancelled_tournaments_fit(
     staff: Client, world: World
 ) -> None:
-    """A cancelled tournament is finalized on the games it played: its fit is no verdict."""
+    """A cancelled tournament is finalized on the games it played: its fit does not count."""
     Tournament.objects.filter(pk=world.finished.pk).update(status=TournamentStatus.CANCELLED)
     html = staff.get("/admin/arena/rating/").content.decode()
     assert _leaderboard_rows(html) == ["heuristic", "greedy", "random"]
     assert "field-interval_shown\"><a" not in html
+
+
+def test_the_leaderboard_ignores_unrated_tournaments(staff: Client, world: World) -> None:
+    """An unrated trial newer than the Spring cup: the column stays the cup's fit."""
+    trial = Tournament.objects.get(pk=world.finished.pk)
+    trial.pk, trial.name, trial.rated = None, "Unrated trial", False
+    trial.bradley_terry = {"ratings": [{"bot": world.bots["heuristic"].pk, "rating": 1400.0,
+                                        "low": 1300.0, "high": 1500.0, "games": 2}]}
+    trial.save()
+    Tournament.objects.filter(pk=trial.pk).update(
+        finalized_at=world.finished.finalized_at + timedelta(minutes=5))
+    html = staff.get("/admin/arena/rating/").content.decode()
+    cup = f"/admin/arena/tournament/{world.finished.pk}/change/"
+    assert re.search(rf'field-interval_shown"><a href="{cup}"[^>]*>1620 \[1540, 1710\]</a>',
+                     html)
+    assert f"/admin/arena/tournament/{trial.pk}/change/" not in html
 
 
 def test_the_leaderboard_opens_on_the_busiest_ladder_while_nobody_is_rated_on_official(
@@ -134,6 +151,31 @@ def test_a_finished_tournament_shows_bradley_terry_intervals_and_no_buttons(
     assert "2 of 2 games, 1 of 1 matches done</span>" in html  # no time left to estimate
     listing = staff.get("/admin/arena/tournament/").content.decode()
     assert "Spring cup" in listing and "Live cup" in listing
+
+
+def test_a_bot_with_no_games_shows_dashes_not_a_zero_win_rate_or_a_rating(
+    staff: Client, world: World
+) -> None:
+    cancelled = cancel_part_way(world)
+    html = staff.get(f"/admin/arena/tournament/{cancelled.pk}/change/").content.decode()
+    rows = re.findall(r"<tr><td>(\d+)</td><td><a [^>]*>([^<]+)</a></td>(.*?)</tr>", html)
+    assert [name for _, name, _ in rows][-1] == "random" and len(rows) == 3
+    cells = re.findall(r"<td>([^<]*)</td>", rows[-1][2])
+    # games, wins, win rate, points, avg points left, strikes, forfeits, Bradley-Terry
+    assert cells == ["0", "0", "—", "0", "—", "0", "0", "—"]
+
+
+def test_a_cancelled_tournaments_progress_bar_says_the_rest_was_dropped(
+    staff: Client, world: World
+) -> None:
+    running = staff.get(f"/admin/arena/tournament/{world.running.pk}/change/").content.decode()
+    assert "dropped" not in running
+    cancelled = cancel_part_way(world)
+    html = staff.get(f"/admin/arena/tournament/{cancelled.pk}/change/").content.decode()
+    assert ("2 of 6 games, 1 of 3 matches done; cancelled: 2 matches dropped (4 games not "
+            "played)</span>") in html
+    listing = staff.get("/admin/arena/tournament/").content.decode()
+    assert "cancelled: 2 matches dropped" in listing
 
 
 def test_a_bot_with_no_turn_calls_yet_shows_no_latency_not_none(staff: Client, root: Any) -> None:

@@ -240,8 +240,9 @@ def test_entrants_never_compared_still_share_one_scale() -> None:
     games = [two_seat("alice", "bob", winner=0), two_seat("charlie", "dave", winner=0)]
     rated = bradley_terry(games, entrants=["erin"], resamples=0)
     assert rated["alice"].rating == pytest.approx(rated["charlie"].rating)
-    assert rated["erin"].games == 0
-    assert sum(r.rating for r in rated.values()) / 5 == pytest.approx(1500)
+    assert rated["erin"].games == 0 and math.isnan(rated["erin"].rating)
+    played = [r.rating for r in rated.values() if r.games]
+    assert sum(played) / 4 == pytest.approx(1500)
 
 
 def test_two_three_seat_games_weigh_as_the_three_pairwise_games() -> None:
@@ -318,15 +319,20 @@ def test_units_that_are_all_alike_give_no_interval() -> None:
     assert all(_no_interval(line) for line in split.values())
 
 
-def test_an_entrant_with_no_games_gets_no_interval_beside_the_others_proper_ones() -> None:
+def test_an_entrant_with_no_games_gets_no_rating_and_leaves_the_others_as_they_were() -> None:
+    """A cancelled tournament's bot that never sat: the prior alone gave it the anchor's
+    strength (1529.9 above two bots that played), and moved their centring."""
     games = [two_seat("alice", "bob", winner=0), two_seat("alice", "bob", winner=1),
              two_seat("alice", "bob", winner=0)]
     rated = bradley_terry(games, entrants=["alice", "bob", "carol"], resamples=200, seed=1)
-    assert rated["carol"].games == 0 and _no_interval(rated["carol"])
+    carol = rated["carol"]
+    assert carol.games == 0 and math.isnan(carol.rating) and _no_interval(carol)
+    without = bradley_terry(games, entrants=["alice", "bob"], resamples=200, seed=1)
     for name in ("alice", "bob"):
         assert rated[name].low < rated[name].rating < rated[name].high
+        assert rated[name] == without[name]
     nothing = bradley_terry([], entrants=["alice", "bob"], resamples=200, seed=1)
-    assert all(_no_interval(line) for line in nothing.values())
+    assert all(math.isnan(line.rating) and _no_interval(line) for line in nothing.values())
 
 
 def test_resamples_in_batches_give_the_same_intervals(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -360,7 +366,8 @@ def test_bradley_terry_does_not_depend_on_the_entrant_order(
     plain = bradley_terry(games, entrants=names, resamples=20, seed=5)
     shuffled = bradley_terry(games, entrants=order, resamples=20, seed=5)
     for name in names:
-        assert shuffled[name].rating == pytest.approx(plain[name].rating, abs=1e-6)
+        assert shuffled[name].rating == pytest.approx(plain[name].rating, abs=1e-6,
+                                                      nan_ok=True)  # nan: no games
         assert shuffled[name].low == pytest.approx(plain[name].low, abs=1e-6, nan_ok=True)
         assert shuffled[name].high == pytest.approx(plain[name].high, abs=1e-6, nan_ok=True)
 
@@ -387,7 +394,8 @@ def test_standings_count_games_wins_points_strikes_and_forfeits() -> None:
     assert alice.avg_points_left == pytest.approx(8 / 3)  # (0 + 0 + 8) / 3
     assert (bob.wins, bob.points, bob.strikes, bob.forfeits) == (1, 630, 4, 1)
     assert bob.avg_points_left == pytest.approx(14)  # (30 + 12 + 0) / 3
-    assert (charlie.entrant, charlie.games, charlie.win_rate) == ("charlie", 0, 0.0)
+    assert (charlie.entrant, charlie.games) == ("charlie", 0)
+    assert charlie.win_rate is None and charlie.avg_points_left is None
 
 
 def test_standings_rank_by_win_rate_while_entrants_have_played_unequal_numbers_of_games() -> None:
@@ -409,3 +417,26 @@ def test_standings_with_equal_games_rank_by_wins_then_points() -> None:
         GameResult(("b", "a"), winner=0, points_left=(0, 5), scores=(5, 0)),
     ]
     assert [s.entrant for s in standings(games, entrants=["b", "a"])] == ["a", "b"]
+
+
+def test_an_entrant_with_no_games_comes_after_those_who_lost_every_game() -> None:
+    """No win rate is not a 0% one: a bot that never sat does not rank above a bot that
+    played and lost (by its 0 points left, as it did)."""
+    games = [GameResult(("alice", "bob"), winner=0, points_left=(0, 30)) for _ in range(2)]
+    table = standings(games, entrants=["carol", "bob", "alice"])
+    assert [s.entrant for s in table] == ["alice", "bob", "carol"]
+
+
+def test_at_three_seats_the_standings_and_bradley_terry_may_order_bots_differently() -> None:
+    """docs/ratings.md, rank and Bradley-Terry: only first place is a win in the standings,
+    where Bradley-Terry counts the whole finishing order. bob wins once and is second five
+    times; alice wins twice and is last four times: alice ranks above bob, bob rates above."""
+    def game(*order: str) -> GameResult:  # first to last: no cards left, 5, 10
+        return GameResult(tuple(order), winner=0, points_left=(0, 5, 10))
+
+    games = [game("alice", "bob", "charlie")] * 2 + [game("charlie", "bob", "alice")] * 3 \
+        + [game("bob", "charlie", "alice")]
+    table = [s.entrant for s in standings(games, entrants=["alice", "bob", "charlie"])]
+    assert table == ["charlie", "alice", "bob"]
+    rated = bradley_terry(games, resamples=0)
+    assert rated["bob"].rating > rated["alice"].rating

@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import importlib
 import itertools
+import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
 
 from arena import records
-from arena.models import Entrant, Rating, Tournament
+from arena.models import Entrant, Rating, Tournament, TournamentGame
 from arena.ratings import GameResult
 from bots.models import Bot
-from tests.arena.admin_fixtures import build_world
+from tests.arena.admin_fixtures import build_world, cancel_part_way
 from tests.bots.helpers import register
 from tests.games.conftest import client_for
 
@@ -78,7 +80,8 @@ def test_alice_creates_a_draft_tournament_that_everyone_signed_in_sees(
     assert made["status"] == "draft" and made["owner"] == "alice"
     assert made["rule_set"] == "single_hand" and made["games_per_pairing"] == 4
     assert made["progress"] == {"matches_done": 0, "matches_total": 0, "games_done": 0,
-                                "games_total": 0, "eta_seconds": None}
+                                "games_total": 0, "matches_dropped": 0, "games_dropped": 0,
+                                "eta_seconds": None}
     assert "seed" not in made  # the deals stay secret
     seen = charlie_api.get(f"/api/tournaments/{made['id']}/")
     assert seen.status_code == 200 and seen.json() == made
@@ -283,7 +286,7 @@ def test_standings_leaderboard_and_history_answer_everyone_signed_in(
     history = charlie_api.get(f"/api/bots/{alice_bot.pk}/ratings/")
     assert history.status_code == 200
     assert history.json() == {"bot": alice_bot.pk, "rule_set": "official", "elo": None,
-                              "games": 0, "history": []}
+                              "games": 0, "ladders": [], "history": []}
     assert charlie_api.get("/api/bots/999999/ratings/").status_code == 404
     for bad in ("verified=maybe", "active=", "colour=red"):
         assert charlie_api.get(f"/api/leaderboard/?{bad}").status_code == 400, bad
@@ -349,7 +352,7 @@ def test_a_tournament_started_over_the_api_plays_in_the_background_to_its_standi
         board = charlie_api.get("/api/leaderboard/?rule_set=single_hand").json()["results"]
         assert [row["rank"] for row in board] == [1, 2]
         assert board[0]["elo"] >= board[1]["elo"] and all(row["games"] == 4 for row in board)
-        # Beside the Elo: this tournament's Bradley-Terry verdict on each bot, as its table says.
+        # Beside the Elo: this tournament's Bradley-Terry rating of each bot, as its table says.
         fits = {line["bot"]: line for line in table["standings"]}
         for row in board:
             assert row["bradley_terry_tournament"] == tournament["id"]
@@ -418,10 +421,11 @@ def test_the_fit_gives_no_interval_where_the_games_cannot_give_one(
         fitted = records.bradley_terry_json(world.finished, results)["ratings"]
         assert len(fitted) == 3, case
         assert all(row["low"] is None and row["high"] is None for row in fitted), case
-        assert all(row["rating"] is not None for row in fitted), case
+        assert all((row["rating"] is None) == (row["games"] == 0) for row in fitted), case
     split = [_two_seat(heuristic, greedy), _two_seat(greedy, heuristic)] * 3
     rows = {r["bot"]: r for r in records.bradley_terry_json(world.finished, split)["ratings"]}
-    assert rows[world.bots["random"].pk]["low"] is None  # no games: no interval
+    assert rows[world.bots["random"].pk]["low"] is None  # no games: no interval, no rating
+    assert rows[world.bots["random"].pk]["rating"] is None
     assert rows[heuristic.pk]["low"] < rows[heuristic.pk]["rating"] < rows[heuristic.pk]["high"]
 
 
@@ -489,3 +493,119 @@ def test_a_filtered_leaderboard_keeps_each_bots_place_on_the_whole_ladder(
     assert [(row["rank"], row["name"]) for row in mine] == [(3, "third")]
     second_page = charlie_api.get("/api/leaderboard/?page_size=1&page=2").json()["results"]
     assert [(row["rank"], row["name"]) for row in second_page] == [(2, "second")]
+
+
+def test_the_leaderboard_ignores_unrated_tournaments(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    """An unrated trial leaves the Elo alone, and the leaderboard's Bradley-Terry column too:
+    it keeps the latest finished rated tournament's fit."""
+    world = build_world(alice, bob)
+    heuristic = world.bots["heuristic"]
+    trial = Tournament.objects.get(pk=world.finished.pk)
+    trial.pk, trial.name, trial.rated = None, "Unrated trial", False
+    trial.bradley_terry = {"ratings": [
+        {"bot": heuristic.pk, "rating": 1400.0, "low": 1300.0, "high": 1500.0, "games": 2}]}
+    trial.save()
+    Tournament.objects.filter(pk=trial.pk).update(finalized_at=world.finished.finalized_at
+                                                  + timedelta(minutes=5))
+    board = charlie_api.get("/api/leaderboard/").json()["results"]
+    row = next(r for r in board if r["bot"] == heuristic.pk)
+    assert (row["bradley_terry"], row["bradley_terry_tournament"]) == (1620.0, world.finished.pk)
+    # The newer rated tournament, though, takes over.
+    Tournament.objects.filter(pk=trial.pk).update(rated=True)
+    board = charlie_api.get("/api/leaderboard/").json()["results"]
+    row = next(r for r in board if r["bot"] == heuristic.pk)
+    assert (row["bradley_terry"], row["bradley_terry_tournament"]) == (1400.0, trial.pk)
+
+
+def test_a_bot_with_no_games_has_no_rate_average_or_rating_and_comes_last(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    """Cancelled before random's tables were played: its line says it has no figures, rather
+    than a 0% win rate, 0 points left and a rating from the prior alone above those who
+    played."""
+    world = build_world(alice, bob)
+    cancelled = cancel_part_way(world)
+    table = charlie_api.get(f"/api/tournaments/{cancelled.pk}/standings/").json()
+    assert table["final"] is True
+    lines = table["standings"]
+    assert [line["name"] for line in lines][-1] == "random"
+    lonely = lines[-1]
+    assert (lonely["rank"], lonely["games"]) == (3, 0)
+    assert [lonely[key] for key in ("win_rate", "avg_points_left", "rating", "low", "high")] \
+        == [None] * 5
+    played = [line for line in lines if line["games"]]
+    assert all(line["win_rate"] is not None and line["rating"] is not None for line in played)
+    # The ratings are centred on the bots that played.
+    assert sum(line["rating"] for line in played) / 2 == pytest.approx(1500, abs=0.1)
+    fitted = cancelled.bradley_terry["ratings"]
+    assert fitted[-1]["bot"] == world.bots["random"].pk and fitted[-1]["rating"] is None
+
+
+def test_the_terminal_table_shows_a_dash_for_a_bot_with_no_games(alice: Any, bob: Any) -> None:
+    from arena.reports import final_table
+
+    world = build_world(alice, bob)
+    text = final_table(cancel_part_way(world))
+    line = next(line for line in text.splitlines() if " random " in line)
+    # rank, name, games, wins, then win rate and avg left as "-"; BT and interval "-" too.
+    assert re.match(r"^3\s+random\s+0\s+0\s+-\s+0\s+-\s+0\s+0\s+-\s+-", line), text
+
+
+def test_the_schema_says_a_bot_without_games_has_no_win_rate_or_average() -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    schemas = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    for field in ("win_rate", "avg_points_left", "rating"):
+        assert schemas["StandingOut"]["properties"][field].get("nullable") is True, field
+
+
+def test_a_cancelled_tournaments_progress_says_what_was_dropped(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    world = build_world(alice, bob)
+    live = charlie_api.get(f"/api/tournaments/{world.running.pk}/").json()["progress"]
+    assert (live["matches_dropped"], live["games_dropped"]) == (0, 0)
+    cancelled = cancel_part_way(world)
+    progress = charlie_api.get(f"/api/tournaments/{cancelled.pk}/").json()["progress"]
+    assert progress == {"matches_done": 1, "matches_total": 3, "games_done": 2,
+                        "games_total": 6, "matches_dropped": 2, "games_dropped": 4,
+                        "eta_seconds": None}
+    table = charlie_api.get(f"/api/tournaments/{cancelled.pk}/standings/").json()
+    assert table["progress"] == progress
+
+
+def test_a_tournaments_games_are_listed_by_number_not_by_when_they_were_recorded(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    """Matches run side by side: game 5 may be recorded before game 0."""
+    world = build_world(alice, bob)
+    first, second = TournamentGame.objects.filter(tournament=world.finished).order_by("id")
+    TournamentGame.objects.filter(pk=first.pk).update(number=5)
+    TournamentGame.objects.filter(pk=second.pk).update(number=0)
+    listed = charlie_api.get(f"/api/tournaments/{world.finished.pk}/games/").json()["results"]
+    assert [(g["number"], g["game"]) for g in listed] == [(0, second.game_id),
+                                                          (5, first.game_id)]
+    paged = charlie_api.get(f"/api/tournaments/{world.finished.pk}/games/?page_size=1&page=2")
+    assert [g["number"] for g in paged.json()["results"]] == [5]
+
+
+def test_a_bots_rating_history_names_its_ladders_and_each_games_tournament(
+    alice: Any, bob: Any, charlie_api: APIClient
+) -> None:
+    """A bot that only played single hands, asked for the default (official) ladder, says
+    where its ratings are; each point of a history names its tournament."""
+    world = build_world(alice, bob)
+    heuristic, lonely = world.bots["heuristic"], world.bots["random"]
+    Rating.objects.filter(bot=lonely).update(rule_set="single_hand")
+    Rating.objects.create(bot=heuristic, rule_set="stacking", elo=1510.0, games=1, wins=1)
+    elsewhere = charlie_api.get(f"/api/bots/{lonely.pk}/ratings/").json()
+    assert (elsewhere["rule_set"], elsewhere["elo"], elsewhere["history"]) == (
+        "official", None, [])
+    assert elsewhere["ladders"] == ["single_hand"]
+    history = charlie_api.get(f"/api/bots/{heuristic.pk}/ratings/").json()
+    assert history["ladders"] == ["official", "stacking"]
+    assert [(p["game"], p["tournament"]) for p in history["history"]] == [
+        (world.games[0].pk, world.finished.pk), (world.games[1].pk, world.finished.pk),
+        (world.games[2].pk, world.running.pk), (world.games[3].pk, world.running.pk)]

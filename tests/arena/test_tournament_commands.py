@@ -233,6 +233,7 @@ def test_it_says_so_when_the_tournament_it_follows_is_cancelled() -> None:
     tournament.refresh_from_db()
     assert tournament.status == TournamentStatus.CANCELLED and tournament.finalized_at
     assert f"Tournament {tournament.pk} was cancelled while it ran" in text
+    assert f"({tournament.matches_dropped} matches dropped)" in text
     assert f"Tournament {tournament.pk} (Shared) is cancelled" in text
     assert Match.objects.get(pk=match.pk).status == MatchStatus.CANCELLED
 

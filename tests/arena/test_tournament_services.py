@@ -80,7 +80,7 @@ def test_every_user_lists_a_tournaments_games_and_reads_their_replays(
         tournament = tournament_of(alice, bots, games_per_pairing=2)
         services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
         services.tournament_run_foreground(tournament_id=tournament.pk)
-    played = list(TournamentGame.objects.filter(tournament=tournament).order_by("id"))
+    played = list(TournamentGame.objects.filter(tournament=tournament).order_by("number"))
     assert len(played) == 2
     listed = client_for(charlie).get(f"/api/tournaments/{tournament.pk}/games/").json()
     assert listed["count"] == 2
