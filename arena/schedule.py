@@ -36,8 +36,9 @@ cyclic order, with the same seed, so every member holds every hand of the deal o
 same neighbours on either side, and the luck of the cards cancels out; ``games_per_pairing``
 must then be a multiple of the table size.
 
-Order: the games are listed pass by pass (the first game, or deal, of every table, then the
-second...), so a tournament stopped part-way has played its tables about equally.
+Order: the games are numbered pass by pass (the first game, or deal, of every table, then the
+second...). They are played table by table: a table's games are one match (arena.runner), so a
+tournament stopped part-way has played some tables in full and others not at all.
 """
 
 from __future__ import annotations
