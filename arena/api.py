@@ -70,6 +70,8 @@ _ALREADY = TournamentError("The tournament has started.")
 _UNFIT = BotNotEligible("No longer verified and enabled: greedy-2. Their owners may verify or "
                         "enable them again, or the tournament's owner may withdraw them.")
 _OVER = TournamentError("The tournament is already over.")
+_NOT_DRAFT = TournamentError("The tournament has started: only a draft can be deleted (cancel "
+                             "it instead).")
 
 
 def _example(name: str, value: Any, description: str = "") -> OpenApiExample:
@@ -172,6 +174,27 @@ class TournamentDetailApi(APIView):
     )
     def get(self, request: Request, id: int) -> Response:
         return Response(_tournament_out(id))
+
+    @extend_schema(
+        operation_id="tournaments_destroy",
+        tags=TOURNAMENTS,
+        summary="Delete a draft",
+        description="The tournament's owner (or staff), while it is a `draft`: it goes, with "
+        "its entrants (a typo in its settings: delete it and create it again). Once started, "
+        "a tournament keeps its record: 409, cancel it instead.",
+        parameters=[TOURNAMENT_ID],
+        request=None,
+        responses={
+            204: OpenApiResponse(description="Deleted."),
+            **error_responses(400, 401, 403, 404, 409,
+                              raises=[NotTournamentOwner(), _NOT_DRAFT]),
+        },
+    )
+    def delete(self, request: Request, id: int) -> Response:
+        no_body(request)
+        presenters.tournament_get(tournament_id=id)
+        services.tournament_delete(tournament_id=id, user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class TournamentEntrantsApi(APIView):

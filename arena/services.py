@@ -296,6 +296,19 @@ def _run_in_background(tournament_id: int) -> None:
 
 
 @transaction.atomic
+def tournament_delete(*, tournament_id: int, user: AbstractBaseUser) -> None:
+    """Delete a draft (its entrants with it): the owner's way out of a typo, before anything
+    is played. A tournament that has started keeps its record: cancel it instead."""
+    tournament = _locked(tournament_id)
+    _may_run(tournament, user)
+    if tournament.status != TournamentStatus.DRAFT:
+        raise TournamentError(
+            f"The tournament {_past_its_draft(tournament)}: only a draft can be deleted "
+            "(cancel it instead).")
+    tournament.delete()
+
+
+@transaction.atomic
 def tournament_cancel(*, tournament_id: int, user: AbstractBaseUser) -> Tournament:
     """Drop the matches not started; running ones stop before their next game (the game in
     play is finished and recorded). The standings of what was played are kept."""

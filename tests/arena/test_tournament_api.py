@@ -273,6 +273,38 @@ def test_only_the_owner_or_staff_start_and_cancel(
     assert again.status_code == 409 and again.json()["code"] == "tournament_conflict"
 
 
+def test_the_owner_deletes_a_draft_with_its_entrants(
+    alice_api: APIClient, bob_api: APIClient, bob_bot: Bot
+) -> None:
+    tournament = create(alice_api)
+    assert enter(bob_api, tournament, bob_bot).status_code == 201
+    url = f"/api/tournaments/{tournament['id']}/"
+    refused = bob_api.delete(url)  # an entrant's owner is not the tournament's
+    assert refused.status_code == 403 and refused.json()["code"] == "not_tournament_owner"
+    deleted = alice_api.delete(url)
+    assert deleted.status_code == 204 and deleted.content == b""
+    assert alice_api.get(url).status_code == 404
+    assert not Tournament.objects.filter(pk=tournament["id"]).exists()
+    assert not Entrant.objects.filter(tournament_id=tournament["id"]).exists()
+    assert Bot.objects.filter(pk=bob_bot.pk).exists()
+    assert alice_api.delete(url).status_code == 404
+
+
+def test_staff_delete_a_draft_and_nobody_deletes_one_that_started(
+    alice_api: APIClient, charlie: Any, charlie_api: APIClient, alice_bot: Bot
+) -> None:
+    draft, cancelled = create(alice_api), create(alice_api)
+    assert alice_api.post(f"/api/tournaments/{cancelled['id']}/cancel/").status_code == 200
+    kept = alice_api.delete(f"/api/tournaments/{cancelled['id']}/")
+    assert kept.status_code == 409 and kept.json()["code"] == "tournament_conflict"
+    assert "cancel it instead" in kept.json()["detail"]
+    assert Tournament.objects.filter(pk=cancelled["id"]).exists()
+    assert charlie_api.delete(f"/api/tournaments/{draft['id']}/").status_code == 403
+    charlie.is_staff = True
+    charlie.save(update_fields=["is_staff"])
+    assert charlie_api.delete(f"/api/tournaments/{draft['id']}/").status_code == 204
+
+
 def test_standings_leaderboard_and_history_answer_everyone_signed_in(
     alice_api: APIClient, charlie_api: APIClient, alice_bot: Bot
 ) -> None:
