@@ -258,7 +258,7 @@ class BotCallsApi(generics.GenericAPIView):
         summary="A bot's recent calls",
         description="Owner only. Newest first: turns, notices and verification calls, each "
         "with its HTTP status, latency, error kind and what the server did (`outcome`: "
-        "`move`, `strike`, `stale`). The log keeps the most recent calls only.",
+        "`move`, `strike`, `stale`, `clock`). The log keeps the most recent calls only.",
         parameters=[
             BOT_ID,
             OpenApiParameter("page", {"type": "integer", "minimum": 1}),

@@ -12,6 +12,8 @@ the first segment of its path (``/drip``, ``/status/503``) or, for ``/``, the se
 Modes:
   ok              200 {"move": <first legal move>} (``{"move": null}`` without legal moves)
   slow[/<s>]      like ok, after ``delay`` (or s) seconds
+  budget[/<ms>]   like ok, ms (default 70) before the payload's ``budget_ms`` runs out: a bot
+                  that thinks as long as it is allowed
   drip[/<s>]      a valid ok answer sent one byte every ``drip_interval`` (or s) seconds
   hang            reads the request and never answers (until the server stops)
   reset           reads the request, then resets the connection (RST)
@@ -61,6 +63,7 @@ MODES = (
     "status_huge",
     "header_flood",
     "slow",
+    "budget",
     "drip",
     "hang",
     "reset",
@@ -262,6 +265,10 @@ class FaultServer:
             mode = "status" if failing else "ok"
         if mode == "slow":
             await asyncio.sleep(_seconds(arg, self.delay))
+            mode = "ok"
+        if mode == "budget":
+            budget = request.json().get("budget_ms", 0) if request.body else 0
+            await asyncio.sleep(max(0.0, budget - _seconds(arg, 70)) / 1000)
             mode = "ok"
         if mode == "hang":
             assert self._stopping is not None
