@@ -74,7 +74,9 @@ class BotEndNotice(_Common):
 
 _HEADERS = [
     OpenApiParameter("webhook-id", str, OpenApiParameter.HEADER, required=True,
-                     description="Unique per call (`msg_<hex>`)."),
+                     description="Unique per call (`msg_<hex>`). A call sent once more on "
+                     "a new connection (the kept-alive one failed before any answer) is the "
+                     "same bytes with the same id: de-duplicate on it."),
     OpenApiParameter("webhook-timestamp", str, OpenApiParameter.HEADER, required=True,
                      description="Unix seconds; refuse calls more than 5 minutes off."),
     OpenApiParameter("webhook-signature", str, OpenApiParameter.HEADER, required=True,

@@ -185,6 +185,18 @@ def test_a_pooled_connection_the_bot_closed_is_replaced_without_a_failure(
     assert (fault_bot.connections, fault_bot.calls) == (2, calls)
 
 
+def test_it_sends_a_call_the_bots_close_crossed_again_with_the_same_webhook_id_and_bytes(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    assert call(transport, fault_bot.url_for("close_crossing")).ok
+    assert call(transport, fault_bot.url_for("close_crossing")).ok
+    first, crossed, resent = fault_bot.requests
+    # The bot received the crossed request: the one sent again is the same signed call, so a
+    # bot de-duplicating on webhook-id answers it once.
+    assert crossed.body == resent.body and crossed.headers == resent.headers
+    assert crossed.headers["webhook-id"] != first.headers["webhook-id"]
+
+
 def test_a_bot_that_hangs_up_on_a_fresh_connection_is_not_called_again(
     transport: BotTransport, fault_bot: FaultServer
 ) -> None:
