@@ -29,6 +29,7 @@ Modes:
   malformed_move  200 {"move": "draw please"}
   illegal_move    200 {"move": {"type": "play", "card": "ZZ"}}, not among the legal moves
   no_move         200 {}
+  twice_move      200 {"move": <draw>, "move": <first legal move>}: a key given twice
   flaky           fails every other call: calls 1, 3, 5... ok; 2, 4, 6... status 500
   close_idle      like ok, announcing keep-alive, then closes the idle connection 50 ms later
                   (a bot server whose keep-alive is shorter than the caller's)
@@ -80,6 +81,7 @@ MODES = (
     "malformed_move",
     "illegal_move",
     "no_move",
+    "twice_move",
     "flaky",
 )
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
@@ -367,6 +369,9 @@ class FaultServer:
             return self._response(200, b'{"move": {"type": "play", "card": "ZZ"}}')
         if mode == "no_move":
             return self._response(200, b"{}")
+        if mode == "twice_move":
+            legal = json.dumps(self._first_legal(request)).encode()
+            return self._response(200, b'{"move": {"type": "draw"}, "move": ' + legal + b"}")
         raise ValueError(f"unknown fault mode {mode!r}")
 
 
