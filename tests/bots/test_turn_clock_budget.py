@@ -18,6 +18,7 @@ from bots.transport import BotTransport
 from games.models import EventKind, Game, GameEvent, Seat
 from tests.bots.fault_server import FaultServer
 from tests.bots.helpers import bot_table, register
+from tests.games.conftest import FakeClock, fake_clock  # noqa: F401  (the fixture)
 
 pytestmark = pytest.mark.django_db
 
@@ -84,11 +85,11 @@ def test_it_logs_the_clocks_strike_as_clock_when_the_server_itself_was_too_slow(
 
 
 def test_it_leaves_the_decision_to_the_clock_when_no_time_is_left_for_the_call(
-    alice: Any, transport: BotTransport
+    alice: Any, transport: BotTransport, fake_clock: FakeClock  # noqa: F811
 ) -> None:
     with FaultServer(mode="ok") as server:
         game = _table(alice, server.url)
-        time.sleep(1 - (runner.CLOCK_MARGIN_MS - 50) / 1000)  # less than the margin left
+        fake_clock.advance(1 - (runner.CLOCK_MARGIN_MS - 50) / 1000)  # less than the margin
         version = Game.objects.get(pk=game.pk).version
         assert runner.play_turn(game.pk, version, transport=transport) == runner.CLOCK
         assert _turn_calls(server) == []  # not called with a budget it could not meet
