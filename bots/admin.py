@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.html import format_html_join
 
 from bots import selectors, services, verify
+from bots.errors import BotDisabled
 from bots.models import Bot, BotCall, BotCounter
 from games.admin import ReadOnly
 
@@ -94,7 +95,11 @@ class BotAdmin(admin.ModelAdmin):
                   permissions=["change"])
     def verify_bots(self, request: HttpRequest, queryset: QuerySet[Bot]) -> None:
         for bot in queryset:
-            result = verify.verify(bot_id=bot.pk)
+            try:
+                result = verify.verify(bot_id=bot.pk)
+            except BotDisabled as exc:
+                self.message_user(request, f"{bot.name}: {exc.detail}", messages.WARNING)
+                continue
             level = messages.SUCCESS if result["verified"] else messages.WARNING
             reasons = "; ".join(result["reasons"]) or "passed"
             self.message_user(request, f"{bot.name}: {reasons}", level)

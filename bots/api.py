@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bots import examples, selectors, services, verify
-from bots.errors import BotSeated, NotBotOwner, VerificationRunning
+from bots.errors import BotDisabled, BotSeated, NotBotOwner, VerificationRunning
 from bots.models import Bot, BotCall
 from bots.serializers import (
     BotCallOut,
@@ -205,19 +205,22 @@ class BotVerifyApi(APIView):
         summary="Verify a bot",
         description="Owner only. Checks the signature handshake (a signed notice is "
         "accepted, a forged one refused with a 4xx) and plays a single-hand validation game "
-        "against a reference player, every decision over HTTP. The result and the reasons "
-        "for a failure are stored on the bot. Only verified, enabled bots may enter "
-        "tournaments. Takes as long as the game (a few seconds for a quick bot; the game "
-        "stops, failed, after 45 s). One at a time per user (429 `verification_running`), "
-        "and so many an hour (429 with `Retry-After`).",
+        "against a reference player, every decision over HTTP: it passes once the bot has "
+        "made 20 decisions in time, as JSON and legal (or the game ended sooner). The "
+        "result and the reasons for a failure are stored on the bot. Only verified, enabled "
+        "bots may enter tournaments. Takes as long as those decisions (a second for a quick "
+        "bot, at most 20 budgets). A disabled bot is not verified: 409 `bot_disabled`, its "
+        "last verdict kept, not counted against the hourly limit. One at a time per user "
+        "(429 `verification_running`), and so many an hour (429 with `Retry-After`).",
         parameters=[BOT_ID, RETRY_AFTER],
         request=None,
         responses={
             200: OpenApiResponse(VerificationOut, "The verdict (also when it failed).",
                                  examples=[_example("Passed", examples.VERIFIED),
                                            _example("Failed", examples.VERIFY_FAILED)]),
-            **error_responses(400, 401, 403, 404, 429,
-                              raises=[NotBotOwner(), VerificationRunning()]),
+            **error_responses(400, 401, 403, 404, 409, 429,
+                              raises=[NotBotOwner(), BotDisabled(verify.DISABLED),
+                                      VerificationRunning()]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
@@ -225,6 +228,14 @@ class BotVerifyApi(APIView):
         bot = selectors.bot_owned(bot_id=id, user=request.user)
         with verify.one_at_a_time(request.user.pk):
             return Response(verify.verify(bot_id=bot.pk))
+
+    def check_throttles(self, request: Request) -> None:
+        # A request that cannot start a verification (not the owner's bot, a disabled bot)
+        # is refused before the hourly limit counts it.
+        bot = selectors.bot_owned(bot_id=self.kwargs["id"], user=request.user)
+        if not bot.enabled:
+            raise BotDisabled(verify.DISABLED)
+        super().check_throttles(request)
 
 
 class BotStatsApi(APIView):
@@ -258,7 +269,7 @@ class BotCallsApi(generics.GenericAPIView):
         summary="A bot's recent calls",
         description="Owner only. Newest first: turns, notices and verification calls, each "
         "with its HTTP status, latency, error kind and what the server did (`outcome`: "
-        "`move`, `strike`, `stale`). The log keeps the most recent calls only.",
+        "`move`, `strike`, `stale`, `clock`). The log keeps the most recent calls only.",
         parameters=[
             BOT_ID,
             OpenApiParameter("page", {"type": "integer", "minimum": 1}),

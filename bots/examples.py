@@ -14,7 +14,7 @@ PUBLIC: dict[str, Any] = {
 OWNED: dict[str, Any] = {
     **PUBLIC, "url": "https://bots.example.org/uno", "enabled": True,
     "verified_at": "2026-01-05T10:02:00Z",
-    "verification": {"result": "passed", "reasons": [], "turns": 21,
+    "verification": {"result": "passed", "reasons": [], "turns": 20,
                      "checked_at": "2026-01-05T10:02:00Z"},
     "previous_secret_until": None, "updated_at": "2026-01-05T10:02:00Z",
 }
@@ -35,7 +35,7 @@ CALL = {"id": 9120, "kind": "turn", "game": 7, "version": 12, "seat": 1, "status
         "created_at": "2026-01-05T10:04:00Z"}
 CALL_FAILED = {**CALL, "id": 9121, "version": 14, "status": None, "latency_ms": 1000.4,
                "error": "timeout", "detail": "No answer within 1000 ms.", "outcome": "strike"}
-VERIFIED = {"bot": 3, "verified": True, "result": "passed", "reasons": [], "turns": 21}
+VERIFIED = {"bot": 3, "verified": True, "result": "passed", "reasons": [], "turns": 20}
 VERIFY_FAILED = {"bot": 3, "verified": False, "result": "failed", "turns": 0, "reasons": [
     "A notice signed with a wrong secret got 200: the bot must check webhook-signature and "
     "refuse it with a 4xx (401)."

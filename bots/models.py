@@ -89,7 +89,7 @@ class BotCall(models.Model):
     # "" when the call succeeded; else a transport error kind, "malformed", "illegal", ...
     error = models.CharField(max_length=24, blank=True, default="")
     detail = models.CharField(max_length=500, blank=True, default="")
-    # What the server did about it: "" (nothing to do), "move", "strike", "stale".
+    # What the server did about it: "" (nothing to do), "move", "strike", "stale", "clock".
     outcome = models.CharField(max_length=8, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -14,13 +14,16 @@ from typing import Any
 from drf_spectacular.utils import (
     OpenApiExample,
     OpenApiParameter,
+    OpenApiRequest,
     OpenApiResponse,
     OpenApiWebhook,
     extend_schema,
 )
 from rest_framework import serializers
 
-from games import examples as game_examples
+from bots.runner import turn_payload
+from games import uno as engine
+from games.serializers import EngineViewField, MoveField
 
 _TYPES = {"turn": "A decision is awaited from the bot.", "start": "The game started.",
           "end": "The game ended."}
@@ -41,17 +44,20 @@ class _Common(serializers.Serializer):
 
 
 class BotTurn(_Common):
-    view = serializers.DictField(help_text="The seat's view: what `GET /api/games/{id}/view/` "
-                                 "shows under `view` (the same function builds it).")
-    legal_moves = serializers.ListField(child=serializers.DictField(),
-                                        help_text="The moves the bot may answer with.")
-    budget_ms = serializers.IntegerField(help_text="Time for the whole call, in ms.")
+    view = EngineViewField(help_text="The seat's view: what `GET /api/games/{id}/view/` "
+                           "shows under `view` (the same function builds it).")
+    legal_moves = serializers.ListField(child=MoveField(),
+                                        help_text="The moves the bot may answer with (the "
+                                        "view's `legal_moves`).")
+    budget_ms = serializers.IntegerField(help_text="Time for the whole call, in ms: the "
+                                         "server's per-call limit, never more than what is "
+                                         "left of the turn clock (less 150 ms) on a live table.")
     latency = LatencyIn(help_text="The bot's own recent latency (both figures null before "
                         "any call).")
 
 
 class BotTurnAnswer(serializers.Serializer):
-    move = serializers.DictField(help_text="One of `legal_moves`.")
+    move = MoveField(help_text="One of `legal_moves`, sent back unchanged.")
 
 
 class BotStartNotice(_Common):
@@ -74,7 +80,9 @@ class BotEndNotice(_Common):
 
 _HEADERS = [
     OpenApiParameter("webhook-id", str, OpenApiParameter.HEADER, required=True,
-                     description="Unique per call (`msg_<hex>`)."),
+                     description="Unique per call (`msg_<hex>`). A call sent once more on "
+                     "a new connection (the kept-alive one failed before any answer) is the "
+                     "same bytes with the same id: de-duplicate on it."),
     OpenApiParameter("webhook-timestamp", str, OpenApiParameter.HEADER, required=True,
                      description="Unix seconds; refuse calls more than 5 minutes off."),
     OpenApiParameter("webhook-signature", str, OpenApiParameter.HEADER, required=True,
@@ -83,13 +91,21 @@ _HEADERS = [
                      "rotation's grace period): accept the call if any one matches."),
 ]
 
-TURN_EXAMPLE: dict[str, Any] = {
-    "protocol": 1, "type": "turn", "game": 7, "version": 12, "seat": 1,
-    "options": {"players": 2, "single_hand": True},
-    "view": game_examples.VIEW_EXAMPLE.get("view", {}),
-    "legal_moves": [{"type": "play", "card": "R5"}, {"type": "draw"}],
-    "budget_ms": 1000, "latency": {"p50_ms": 4.2, "p99_ms": 31.8},
-}
+def _turn_example() -> dict[str, Any]:
+    """A real turn's body, as ``bots.runner`` builds it: table 7, a two-seat single hand dealt
+    from seed 8, just started (version 3: two joins and the start), seat 1 to play on a red
+    three (R2, R7 or draw)."""
+    options = engine.Options(players=2, single_hand=True)
+    state = engine.new_game(options, 8)
+    seat = state.awaiting
+    assert seat is not None
+    return turn_payload(game_id=7, version=3, options=options.to_json(), seat=seat,
+                        view=engine.view(state, seat), budget=1000,
+                        latency={"p50_ms": 4.2, "p99_ms": 31.8})
+
+
+TURN_EXAMPLE = _turn_example()
+ANSWER_EXAMPLE = {"move": {"type": "play", "card": "R7"}}
 
 
 def _notice(kind: str, body: type[serializers.Serializer]) -> OpenApiWebhook:
@@ -115,12 +131,14 @@ TURN_WEBHOOK = OpenApiWebhook(
         "answer in time, a non-2xx or redirect, not JSON, too big, not a move, an illegal "
         "move) makes the server play the seat's default move and strike it.",
         parameters=_HEADERS,
-        request=BotTurn,
+        # Each example beside its own body: drf-spectacular builds a webhook from the bot's
+        # side (its request is what the bot answers), so an operation-wide "request_only"
+        # example lands on the answer.
+        request=OpenApiRequest(BotTurn, examples=[OpenApiExample("A turn", TURN_EXAMPLE)]),
         responses={200: OpenApiResponse(
             BotTurnAnswer, "The bot's move.",
-            examples=[OpenApiExample("Play a red five", {"move": {"type": "play", "card": "R5"}})],
+            examples=[OpenApiExample("Play the red seven", ANSWER_EXAMPLE)],
         )},
-        examples=[OpenApiExample("A turn", TURN_EXAMPLE, request_only=True)],
     ),
 )
 START_WEBHOOK = _notice("start", BotStartNotice)

@@ -7,7 +7,9 @@ applies the answer with ``games.services.move_play(expected_version=version)``. 
 wrong on the bot's side (no answer, a bad answer, an illegal move) makes the server play the
 seat's default move and strike it (``games.services.seat_default``); at the table's
 ``max_strikes`` the seat is forfeited. A decision that went stale meanwhile (someone else
-moved, the clock ran out) is dropped: it changes nothing and costs no strike.
+moved) is dropped: it changes nothing and costs no strike. The call's budget never runs past
+the turn clock (``call_budget_ms``), so on a healthy server the clock never beats a bot that
+answers in time; when it does (the server itself was slow), the call log says so (``clock``).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from rest_framework.utils.encoders import JSONEncoder
 from bots import services as bot_services
 from bots import transport as bot_transport
 from bots.models import Bot, BotCall, CallKind
-from games import hooks, selectors, steps
+from games import clock, hooks, selectors, steps
 from games import services as game_services
 from games import uno as engine
 from games.engine_state import load_state
@@ -43,15 +45,17 @@ from games.errors import (
     SeatForfeited,
     StaleVersion,
 )
-from games.models import Game, GameStatus, MoveSource, Seat
+from games.models import Game, GameStatus, MoveRecord, MoveSource, Seat
 
 log = logging.getLogger(__name__)
 
 PROTOCOL = 1
 # Strike reasons beyond the transport's error kinds.
 MALFORMED, ILLEGAL, DISABLED = "malformed", "illegal", "disabled"
-# What a decision came to (also the call log's ``outcome``).
+# What a decision came to (also the call log's ``outcome``). CLOCK: the turn clock played
+# the seat (and struck it) before the bot's answer could be, or before it could be asked.
 MOVED, STRUCK, STALE, SKIPPED = "move", "strike", "stale", "skip"
+CLOCK = bot_services.CLOCK_OUTCOME
 NOTICE_TIMEOUT_SECONDS = 2.0
 _LOG_BATCH = 100  # calls a driven game writes to the log at once
 
@@ -86,6 +90,27 @@ def budget_ms_for(*, turn_seconds: int) -> int:
     limit = _budget_ms.get() or int(getattr(settings, "BOTS_TURN_TIMEOUT_MS", 1000))
     cap = int(getattr(settings, "BOTS_MAX_TIMEOUT_SECONDS", 10)) * 1000
     return max(1, min(limit, cap, turn_seconds * 1000))
+
+
+# The server's own work around a live table's bot call, kept out of the call's budget: before
+# the call, handing the turn to a worker, loading the game, building and signing the payload;
+# after it, parsing the answer, locking the game and committing the move. The turn clock's
+# deadline is set when the previous move commits, so a call given the table's whole
+# ``turn_seconds`` would end after the clock; a bot answering in 930 ms of a 1 s budget was
+# struck by the clock. A few ms on a healthy server; this leaves room for a busy one.
+CLOCK_MARGIN_MS = 150
+
+
+def call_budget_ms(game: Game) -> int:
+    """The budget of a call asked now on ``game`` (a live table, its ``turn_deadline`` the
+    awaited turn's): ``budget_ms``, but never more than what is left of the turn clock less
+    CLOCK_MARGIN_MS, so that an answer within it is applied before the clock runs out. 0 when
+    not even 1 ms is left: the bot is not asked, the clock decides."""
+    budget = budget_ms(game)
+    if game.turn_deadline is None:
+        return budget
+    left = (game.turn_deadline - clock.now()).total_seconds() * 1000 - CLOCK_MARGIN_MS
+    return min(budget, int(left)) if left >= 1 else 0
 
 
 # --- latency, as the bot sees it in its payload ------------------------------------------------
@@ -271,11 +296,14 @@ class Asked:
 
 
 def ask(turn: Turn, state: engine.GameState, *,
-        transport: bot_transport.BotTransport | None) -> Asked:
+        transport: bot_transport.BotTransport | None) -> Asked | None:
     """Start ``turn``'s bot call on ``state`` (the game's engine state at the turn's version);
-    the caller goes on meanwhile."""
+    the caller goes on meanwhile. None, nothing sent, when the turn clock leaves the call no
+    time (``call_budget_ms``)."""
     game, seat, bot = turn.game, turn.seat.index, turn.bot
-    budget = budget_ms(game)
+    budget = call_budget_ms(game)
+    if budget < 1:
+        return None
     payload = turn_payload(game_id=game.pk, version=game.version, options=game.options,
                            seat=seat, view=engine.view(state, seat), budget=budget,
                            latency=latencies.summary(bot.pk))
@@ -338,6 +366,8 @@ def _decide(
         return (*_fail(turn, DISABLED, "The bot is disabled.", call, log, status=None,
                        latency=0.0), None)
     asked = asked or ask(turn, state, transport=transport)
+    if asked is None:
+        return (*_clock_decides(turn, call, log), None)
     result = _transport(transport).result(asked.future, timeout=asked.timeout)
     latencies.add(bot.pk, result.latency_ms)
     move, error, detail = judge(result)
@@ -353,8 +383,11 @@ def _decide(
                     seen=game if seen else None,
                 )
         except (StaleVersion, NotYourTurn, GameNotRunning, SeatForfeited, NotAPlayer):
-            log(**call, latency_ms=result.latency_ms, status=result.status, outcome=STALE)
-            return STALE, None, None
+            # Too late: someone else moved the game on, or the turn clock played the seat.
+            outcome = CLOCK if _clock_took(call) else STALE
+            log(**call, latency_ms=result.latency_ms, status=result.status, outcome=outcome,
+                strike=outcome == CLOCK)
+            return outcome, None, None
         except MalformedMoveError as exc:
             error, detail = MALFORMED, str(exc.detail)
         except IllegalMoveError as exc:
@@ -399,10 +432,37 @@ def _fail(turn: Turn, error: str, detail: str, call: dict[str, Any], log: Callab
         game_id=turn.game.pk, seat=turn.seat.index, expected_version=call["version"],
         reason=error,
     )
-    outcome = STRUCK if struck else STALE
+    # Not struck here: the decision went stale, or the turn clock had run out (then
+    # ``seat_default`` ran it, or someone else had) and its strike is this decision's.
+    outcome = STRUCK if struck else CLOCK if _clock_took(call) else STALE
     log(**call, latency_ms=latency, status=status, error=error, detail=detail,
-        outcome=outcome, strike=struck)
+        outcome=outcome, strike=outcome != STALE)
     return outcome, None
+
+
+def _clock_decides(turn: Turn, call: dict[str, Any], log: Callable[..., None]
+                   ) -> tuple[str, None]:
+    """The server got to the decision too late to ask the bot (less than the margin left of
+    the turn clock): let the clock run out (at most CLOCK_MARGIN_MS from now) and play and
+    strike the seat, as it does for a silent person. Logged as a call that was never sent."""
+    deadline = turn.game.turn_deadline
+    if deadline is not None:
+        clock.sleep(max(0.0, (deadline - clock.now()).total_seconds()) + 0.001)
+    game_services.turn_clock_enforce(game_id=turn.game.pk)
+    took = _clock_took(call)
+    log(**call, latency_ms=0.0, status=None,
+        detail="Not called: the turn clock had no time left for the call.",
+        outcome=CLOCK if took else STALE, strike=took)
+    return (CLOCK if took else STALE), None
+
+
+def _clock_took(call: dict[str, Any]) -> bool:
+    """Whether the turn clock played the decision ``call`` was for: the move right after its
+    version is the clock's, for its seat."""
+    return MoveRecord.objects.filter(
+        game_id=call["game_id"], version=call["version"] + 1, seat=call["seat"],
+        source=MoveSource.CLOCK,
+    ).exists()
 
 
 # --- notices -----------------------------------------------------------------------------------

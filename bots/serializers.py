@@ -115,6 +115,11 @@ class BotCallOut(serializers.ModelSerializer):
         fields = ("id", "kind", "game", "version", "seat", "status", "latency_ms", "error",
                   "detail", "outcome", "created_at")
         read_only_fields = fields
+        extra_kwargs = {"outcome": {"help_text": (
+            "What the server did about a turn call: `move` (the bot's move was played), "
+            "`strike` (the default move and a strike), `stale` (the game had moved on: no "
+            "move, no strike), `clock` (the turn clock ran out first and played the seat, "
+            "with its strike); empty for notices and verification calls.")}}
 
 
 class VerificationOut(serializers.Serializer):

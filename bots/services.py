@@ -184,6 +184,22 @@ def _bump(bot_id: int, names: list[str], *, by: int = 1) -> None:
                 counter.update(count=F("count") + by)
 
 
+# The call log's outcome when the turn clock played the seat before the bot's answer could be
+# (``bots.runner.CLOCK``): its strike is counted under this reason, whatever the call's error.
+CLOCK_OUTCOME = "clock"
+
+
+def _counted(*, error: str, outcome: str, strike: bool) -> list[str]:
+    """The counters a call adds to: ``calls``; ``failed`` and ``error:<kind>`` for a failed
+    one; ``strike:<reason>`` for one that cost a strike (the clock's: ``strike:clock``)."""
+    names = ["calls"]
+    if error:
+        names += ["failed", f"error:{error}"]
+    if strike:
+        names.append(f"strike:{CLOCK_OUTCOME if outcome == CLOCK_OUTCOME else error}")
+    return names
+
+
 def call_record(
     *,
     bot_id: int,
@@ -198,17 +214,13 @@ def call_record(
     seat: int | None = None,
     strike: bool = False,
 ) -> BotCall:
-    """Log one call and count it. A strike is counted under its reason (the error kind)."""
+    """Log one call and count it. A strike is counted under its reason (the error kind, or
+    ``clock`` when the turn clock gave it: ``outcome`` "clock")."""
     call = BotCall.objects.create(
         bot_id=bot_id, game_id=game_id, version=version, seat=seat, kind=kind, status=status,
         latency_ms=latency_ms, error=error, detail=detail[:500], outcome=outcome,
     )
-    names = ["calls"]
-    if error:
-        names += ["failed", f"error:{error}"]
-    if strike:
-        names.append(f"strike:{error}")
-    _bump(bot_id, names)
+    _bump(bot_id, _counted(error=error, outcome=outcome, strike=strike))
     if call.pk % _PRUNE_EVERY == 0:
         call_log_prune(bot_id=bot_id)
     return call
@@ -238,14 +250,10 @@ def calls_record(calls: list[dict[str, Any]]) -> None:
         if detail and len(detail) > 500:
             call = {**call, "detail": detail[:500]}
         rows.append(call)  # its other keys ("strike") are no column: the insert skips them
-        bot_id, error = call["bot_id"], call.get("error")
-        counts[bot_id, "calls"] = counts.get((bot_id, "calls"), 0) + 1
-        if error:
-            names = ["failed", f"error:{error}"]
-            if call.get("strike"):
-                names.append(f"strike:{error}")
-            for name in names:
-                counts[bot_id, name] = counts.get((bot_id, name), 0) + 1
+        bot_id = call["bot_id"]
+        for name in _counted(error=call.get("error") or "", outcome=call.get("outcome") or "",
+                             strike=bool(call.get("strike"))):
+            counts[bot_id, name] = counts.get((bot_id, name), 0) + 1
     game_rows.insert_many(BotCall, rows)  # one statement, without the ORM's compiling
     for (bot_id, name), count in counts.items():
         _bump(bot_id, [name], by=count)

@@ -5,8 +5,11 @@
    signed notice is the validation game's start notice (the bot's seat in it).
 2. A validation game: one single-hand game against a reference player (a random legal move,
    in this process), every decision of the bot asked over HTTP with the protocol's turn
-   payload. Every answer must come in time, be JSON ``{"move": ...}`` and be legal. Once the
-   game is over the bot gets its end notice, as at any table (a failed one costs nothing).
+   payload. Every answer must come in time, be JSON ``{"move": ...}`` and be legal. The game
+   stops after the bot's ``DECISIONS``-th decision (or ends sooner), so the verdict rests on
+   that many answers, never on how long a random game runs. Then the bot gets its end notice,
+   as at any table (a failed one costs nothing); a game cut off that way ends
+   ``interrupted``, with no replay.
 
 The result and the reasons for a failure are stored on the bot; only verified, enabled bots
 may enter tournaments. A URL change clears it (``services.bot_update``).
@@ -27,17 +30,39 @@ from django.utils import timezone
 from bots import runner, signing
 from bots import services as bot_services
 from bots import transport as bot_transport
-from bots.errors import VerificationRunning
+from bots.errors import BotDisabled, VerificationRunning
 from bots.models import Bot, CallKind
 from games import selectors as game_selectors
 from games import uno as engine
 
 MAX_FAILURES = 3  # stop the game early: the verdict is clear and the owner waits for it
 MAX_TURNS = 400
-# The validation game's own deadline: the verdict is answered within a request, which holds a
-# server thread meanwhile and must end before the proxy gives up on it (nginx: 60 s). A bot
-# that answers within its budget but slowly (0.85 s a turn) otherwise held one for a minute.
+# The bot's decisions the validation game asks for, then stops (passed, unless one failed).
+# A game played to its end was a lottery for a bot using most of its budget: the same bot
+# (0.7 s of 1 s a turn) failed once after 64 turns, over the time limit, and passed once
+# after 15. Twenty decisions see the usual situations (a draw and its keep-or-play, a wild's
+# colour, often a Draw Four or a skip) and take at most 20 budgets.
+DECISIONS = 20
+# The verdict is answered within a request, which holds a server thread meanwhile and must end
+# before the proxy gives up on it (nginx: 60 s). The validation game's time limit is sized from
+# the decisions asked, a whole budget each, plus the server's own time (GAME_SLACK_SECONDS: the
+# reference player's moves, the call log); where DECISIONS budgets would not fit in
+# GAME_SECONDS (a budget over 2 s), fewer decisions are asked. A bot answering each call
+# within its budget thus always finishes; the limit only stops a server that stalls.
 GAME_SECONDS = 45
+GAME_SLACK_SECONDS = 5
+
+
+def decisions_for(budget_ms: int) -> int:
+    """How many of the bot's decisions the validation game asks for at this budget."""
+    room_ms = (GAME_SECONDS - GAME_SLACK_SECONDS) * 1000
+    return max(1, min(DECISIONS, room_ms // max(1, budget_ms)))
+
+
+def time_limit(*, decisions: int, budget_ms: int) -> float:
+    """The validation game's time limit, seconds: every decision a whole budget, plus the
+    server's own time (at most GAME_SECONDS)."""
+    return decisions * budget_ms / 1000 + GAME_SLACK_SECONDS
 
 
 def _turn_payload(state: engine.GameState, seat: int, options: dict[str, Any], version: int,
@@ -84,13 +109,16 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
     rng = random.Random(seed)
     log: list[dict[str, Any]] = []  # the replay's moves
     turns = failures = 0
-    deadline = time.monotonic() + GAME_SECONDS
+    decisions = decisions_for(budget)
+    limit = time_limit(decisions=decisions, budget_ms=budget)
+    deadline = time.monotonic() + limit
     for step in range(MAX_TURNS):
-        if state.finished:
+        if state.finished or turns >= decisions:
             break
         if time.monotonic() > deadline:
-            reasons.append(f"The validation game took longer than {GAME_SECONDS} s: answer "
-                           "faster (each of its turns has the whole budget, the game does not).")
+            reasons.append(f"The validation game took longer than {limit:g} s for "
+                           f"{decisions} decisions of {budget} ms: the server was too slow; "
+                           "try again later.")
             break
         seat = state.awaiting
         assert seat is not None
@@ -125,7 +153,7 @@ def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: in
                 break
     else:
         reasons.append("The validation game did not end in time.")
-    if state.finished:
+    if state.finished or turns >= decisions:
         _end_notice(bot, transport, options_json, seed, bot_seat, state, log)
     return turns
 
@@ -144,16 +172,21 @@ def _end_notice(bot: Bot, transport: bot_transport.BotTransport, options: dict[s
                 moves: list[dict[str, Any]]) -> None:
     """The validation game's end notice, shaped as every table's (its replay is the replay
     endpoint's body: every move, every deal, the final state); logged, never part of the
-    verdict."""
-    result = {"winner": state.winner, "scores": state.scores, "end_reason": "match"}
-    deals, final = game_selectors.replay_states(
-        options=options, seed=seed, moves=[(m["seat"], m["move"]) for m in moves])
+    verdict. A game stopped after the decisions asked ends ``interrupted``, with no replay
+    (as a cut-off tournament game's)."""
+    replay = None
+    if state.finished:
+        result = {"winner": state.winner, "scores": state.scores, "end_reason": "match"}
+        deals, final = game_selectors.replay_states(
+            options=options, seed=seed, moves=[(m["seat"], m["move"]) for m in moves])
+        replay = {"game": 0, "status": "finished", "end_reason": "match", "options": options,
+                  "seed": seed, "players": _players(bot, bot_seat), "winner": state.winner,
+                  "scores": state.scores, "moves": moves, "deals": deals, "final": final}
+    else:
+        result = {"winner": None, "scores": state.scores, "end_reason": "interrupted"}
     notice = {
         "protocol": runner.PROTOCOL, "type": "end", "game": 0, "version": len(moves),
-        "seat": bot_seat, "options": options, "result": result,
-        "replay": {"game": 0, "status": "finished", "end_reason": "match", "options": options,
-                   "seed": seed, "players": _players(bot, bot_seat), "winner": state.winner,
-                   "scores": state.scores, "moves": moves, "deals": deals, "final": final},
+        "seat": bot_seat, "options": options, "result": result, "replay": replay,
     }
     sent = transport.post_sync(bot.url, notice, secrets=bot_services.signing_secrets(bot),
                                timeout=runner.NOTICE_TIMEOUT_SECONDS)
@@ -162,22 +195,26 @@ def _end_notice(bot: Bot, transport: bot_transport.BotTransport, options: dict[s
                              detail=sent.detail if not sent.ok else "end notice")
 
 
+DISABLED = "The bot is disabled: enable it to verify it (its last verdict stands)."
+
+
 def verify(*, bot_id: int, transport: bot_transport.BotTransport | None = None,
            seed: int | None = None) -> dict[str, Any]:
+    """Verify the bot and store the verdict. A disabled bot is not verified: 409
+    ``bot_disabled``, its stored verdict left as it is."""
     bot = Bot.objects.get(pk=bot_id)
+    if not bot.enabled:
+        raise BotDisabled(DISABLED)
     transport = transport if transport is not None else bot_transport.default_transport()
     reasons: list[str] = []
     turns = 0
-    if not bot.enabled:
-        reasons.append("The bot is disabled.")
-    else:
-        seed = secrets.randbits(32) if seed is None else seed
-        bot_seat = seed % 2  # either seat, so both first and second player get tried
-        options = engine.Options(players=2, single_hand=True).to_json()
-        _handshake(bot, transport, options, bot_seat, reasons)
-        if not reasons:  # a bot that fails the handshake would fail every turn the same way
-            budget = int(runner.budget_ms_for(turn_seconds=60))
-            turns = _game(bot, transport, budget, seed, bot_seat, reasons)
+    seed = secrets.randbits(32) if seed is None else seed
+    bot_seat = seed % 2  # either seat, so both first and second player get tried
+    options = engine.Options(players=2, single_hand=True).to_json()
+    _handshake(bot, transport, options, bot_seat, reasons)
+    if not reasons:  # a bot that fails the handshake would fail every turn the same way
+        budget = int(runner.budget_ms_for(turn_seconds=60))
+        turns = _game(bot, transport, budget, seed, bot_seat, reasons)
     ok = not reasons
     bot_services.verification_record(bot_id=bot.pk, url=bot.url, ok=ok, reasons=reasons,
                                      details={"turns": turns})

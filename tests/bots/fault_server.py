@@ -12,6 +12,8 @@ the first segment of its path (``/drip``, ``/status/503``) or, for ``/``, the se
 Modes:
   ok              200 {"move": <first legal move>} (``{"move": null}`` without legal moves)
   slow[/<s>]      like ok, after ``delay`` (or s) seconds
+  budget[/<ms>]   like ok, ms (default 70) before the payload's ``budget_ms`` runs out: a bot
+                  that thinks as long as it is allowed
   drip[/<s>]      a valid ok answer sent one byte every ``drip_interval`` (or s) seconds
   hang            reads the request and never answers (until the server stops)
   reset           reads the request, then resets the connection (RST)
@@ -27,6 +29,7 @@ Modes:
   malformed_move  200 {"move": "draw please"}
   illegal_move    200 {"move": {"type": "play", "card": "ZZ"}}, not among the legal moves
   no_move         200 {}
+  twice_move      200 {"move": <draw>, "move": <first legal move>}: a key given twice
   flaky           fails every other call: calls 1, 3, 5... ok; 2, 4, 6... status 500
   close_idle      like ok, announcing keep-alive, then closes the idle connection 50 ms later
                   (a bot server whose keep-alive is shorter than the caller's)
@@ -61,6 +64,7 @@ MODES = (
     "status_huge",
     "header_flood",
     "slow",
+    "budget",
     "drip",
     "hang",
     "reset",
@@ -77,6 +81,7 @@ MODES = (
     "malformed_move",
     "illegal_move",
     "no_move",
+    "twice_move",
     "flaky",
 )
 METADATA_URL = "http://169.254.169.254/latest/meta-data/"
@@ -263,6 +268,10 @@ class FaultServer:
         if mode == "slow":
             await asyncio.sleep(_seconds(arg, self.delay))
             mode = "ok"
+        if mode == "budget":
+            budget = request.json().get("budget_ms", 0) if request.body else 0
+            await asyncio.sleep(max(0.0, budget - _seconds(arg, 70)) / 1000)
+            mode = "ok"
         if mode == "hang":
             assert self._stopping is not None
             await self._stopping.wait()
@@ -360,6 +369,9 @@ class FaultServer:
             return self._response(200, b'{"move": {"type": "play", "card": "ZZ"}}')
         if mode == "no_move":
             return self._response(200, b"{}")
+        if mode == "twice_move":
+            legal = json.dumps(self._first_legal(request)).encode()
+            return self._response(200, b'{"move": {"type": "draw"}, "move": ' + legal + b"}")
         raise ValueError(f"unknown fault mode {mode!r}")
 
 

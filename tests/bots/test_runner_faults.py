@@ -56,6 +56,7 @@ FAULTS = [
     ("malformed_move", "malformed"),
     ("illegal_move", "malformed"),  # an unknown card: not a move at all
     ("no_move", "malformed"),
+    ("twice_move", "not_json"),  # {"move": ..., "move": ...}: which one was meant?
 ]
 
 

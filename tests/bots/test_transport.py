@@ -143,6 +143,7 @@ def test_a_header_that_never_ends_is_cut_at_the_head_cap_not_buffered(
         ("not_json", "not_json"),
         ("deep_json", "not_json"),
         ("nan_json", "not_json"),  # strict JSON: NaN and Infinity are not JSON
+        ("twice_move", "not_json"),  # a key given twice, refused as the API refuses it
         ("huge", "too_large"),  # 10 MB announced
         ("huge_chunked", "too_large"),  # 10 MB, no length announced: read up to the cap only
         ("status_huge", "status"),  # what the status says comes first: nothing is read
@@ -183,6 +184,18 @@ def test_a_pooled_connection_the_bot_closed_is_replaced_without_a_failure(
     again = call(transport, fault_bot.url_for(mode))
     assert again.ok, again.detail
     assert (fault_bot.connections, fault_bot.calls) == (2, calls)
+
+
+def test_it_sends_a_call_the_bots_close_crossed_again_with_the_same_webhook_id_and_bytes(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    assert call(transport, fault_bot.url_for("close_crossing")).ok
+    assert call(transport, fault_bot.url_for("close_crossing")).ok
+    first, crossed, resent = fault_bot.requests
+    # The bot received the crossed request: the one sent again is the same signed call, so a
+    # bot de-duplicating on webhook-id answers it once.
+    assert crossed.body == resent.body and crossed.headers == resent.headers
+    assert crossed.headers["webhook-id"] != first.headers["webhook-id"]
 
 
 def test_a_bot_that_hangs_up_on_a_fresh_connection_is_not_called_again(
@@ -437,3 +450,26 @@ def test_a_name_whose_dns_never_answers_takes_one_lookup_thread_not_one_a_call(
              for _ in range(3)]
     assert {r.error for r in again} == {"connect"} and len(lookups) == 1
     assert all("does not resolve" in r.detail for r in again)
+
+
+@pytest.mark.parametrize(
+    ("body", "repeated"),
+    [
+        (b'{"move": {"type": "draw"}, "move": {"type": "keep"}}', "move"),
+        (b'{"move": {"type": "play", "card": "R5", "card": "G5"}}', "card"),
+        (b'[{"a": 1}, {"b": {"c": 2, "c": 3}}]', "c"),
+    ],
+)
+def test_it_refuses_an_answer_that_gives_a_key_twice(body: bytes, repeated: str) -> None:
+    from bots.transport import _parse_json
+
+    parsed, value, problem = _parse_json(body)
+    assert (parsed, value) == (False, None) and f"key {repeated!r} twice" in problem
+
+
+def test_it_takes_colons_inside_strings_for_what_they_are() -> None:
+    from bots.transport import _parse_json
+
+    body = b'{"move": {"type": "draw"}, "note": "at 12:30:01", "k:ey": "{\\"a\\": 1}"}'
+    assert _parse_json(body) == (True, {"move": {"type": "draw"}, "note": "at 12:30:01",
+                                        "k:ey": '{"a": 1}'}, "")

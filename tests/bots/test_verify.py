@@ -106,7 +106,8 @@ class _RecordingBot:
         self.server.server_close()
 
 
-@pytest.mark.parametrize("seed", [10, 11])  # the bot in seat 0, then in seat 1
+# The bot in seat 0, then in seat 1; games that end within the decisions asked (7 and 13).
+@pytest.mark.parametrize("seed", [8, 11])
 def test_the_validation_game_sends_the_bots_seat_in_its_start_notice_and_an_end_notice(
     alice: Any, seed: int
 ) -> None:
@@ -224,8 +225,99 @@ def test_the_validation_game_stops_failed_at_its_own_deadline(
 ) -> None:
     from bots import verify
 
-    monkeypatch.setattr(verify, "GAME_SECONDS", 0)  # every turn in budget, the game is not
+    monkeypatch.setattr(verify, "time_limit", lambda **_: 0)  # as if the server had stalled
     bot, secret = register(alice, "dawdler", "http://127.0.0.1:9/")
     result = _verified_while_served(alice, bot, secret, "greedy")
     assert not result["verified"]
     assert any("took longer than 0 s" in reason for reason in result["reasons"])
+
+
+def test_it_passes_a_bot_using_most_of_its_budget_after_the_decisions_asked_however_long_the_game(
+    alice: Any, settings: Any
+) -> None:
+    import time
+
+    from bots import verify
+
+    settings.BOTS_TURN_TIMEOUT_MS = 400
+    bot, secret = register(alice, "ponderer", "http://127.0.0.1:9/")
+
+    def ponder(view: dict[str, Any], rng: Any) -> dict[str, Any]:
+        time.sleep(0.26)  # 65% of its budget, every turn
+        return view["legal_moves"][0]
+
+    url, stop = serve_in_thread(ponder, secret)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": url})
+        # Seed 10: played to its end, this game asks the bot 66 decisions (17 s of thinking).
+        result = verify.verify(bot_id=bot.pk, seed=10)
+    finally:
+        stop()
+    assert result["verified"], result
+    assert result["turns"] == verify.DECISIONS
+    end = bot.calls.filter(kind="verify").order_by("-id").first()
+    assert end is not None and end.detail == "end notice" and end.error == ""
+
+
+def test_a_verification_has_time_for_every_decision_it_asks_within_the_request() -> None:
+    from bots import verify
+
+    for budget in (1, 100, 500, 1000, 2000, 2500, 5000, 10_000):
+        decisions = verify.decisions_for(budget)
+        limit = verify.time_limit(decisions=decisions, budget_ms=budget)
+        assert decisions * budget / 1000 < limit <= verify.GAME_SECONDS, budget
+        assert decisions == verify.DECISIONS or budget > 2000
+
+
+def test_a_cut_off_validation_game_ends_interrupted_without_a_replay(alice: Any) -> None:
+    from bots import verify
+
+    bot, secret = register(alice, "recorder", "http://127.0.0.1:9/")
+    recorder = _RecordingBot(secret)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": recorder.url})
+        result = verify.verify(bot_id=bot.pk, seed=10)  # 66 decisions to its end
+    finally:
+        recorder.close()
+    assert result["verified"] and result["turns"] == verify.DECISIONS
+    start, *turns, end = recorder.bodies
+    assert start["type"] == "start" and len(turns) == verify.DECISIONS and end["type"] == "end"
+    assert end["result"] == {"winner": None, "scores": [0, 0], "end_reason": "interrupted"}
+    assert end["replay"] is None
+
+
+def test_verifying_a_disabled_bot_is_a_409_that_keeps_its_verdict_and_costs_no_attempt(
+    alice: Any, fresh_cache: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rest_framework.throttling import ScopedRateThrottle
+
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"verify": "2/hour"})
+    bot, secret = register(alice, "resting", "http://127.0.0.1:9/")
+    api = client_for(alice)
+    url, stop = serve_in_thread("greedy", secret)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": url})
+        assert api.post(f"/api/bots/{bot.pk}/verify/").json()["verified"]  # attempt 1
+        passed = Bot.objects.get(pk=bot.pk).verification
+        api.patch(f"/api/bots/{bot.pk}/", {"enabled": False}, format="json")
+        for _ in range(3):
+            refused = api.post(f"/api/bots/{bot.pk}/verify/")
+            assert refused.status_code == 409 and refused.json()["code"] == "bot_disabled"
+        after = Bot.objects.get(pk=bot.pk)
+        assert after.verified and after.verification == passed  # the pass stands
+        api.patch(f"/api/bots/{bot.pk}/", {"enabled": True}, format="json")
+        assert api.post(f"/api/bots/{bot.pk}/verify/").status_code == 200  # attempt 2
+        assert api.post(f"/api/bots/{bot.pk}/verify/").status_code == 429
+    finally:
+        stop()
+
+
+def test_the_admin_action_leaves_a_disabled_bots_verdict_alone(
+    admin_client: Any, alice: Any
+) -> None:
+    bot, _ = register(alice, "asleep", "http://127.0.0.1:9/")
+    bot_services.bot_update(bot=bot, data={"enabled": False})
+    response = admin_client.post("/admin/bots/bot/", {
+        "action": "verify_bots", "_selected_action": [bot.pk]}, follow=True)
+    assert response.status_code == 200 and b"enable it to verify it" in response.content
+    assert Bot.objects.get(pk=bot.pk).verification == {}
