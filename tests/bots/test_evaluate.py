@@ -1,0 +1,43 @@
+"""``python -m bots.evaluate --bot FILE.py:FUNCTION``: a bot writer's own strategy, offline,
+against each reference strategy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bots import evaluate
+
+FIRST_PLAY = '''
+def choose(view, rng):
+    moves = view["legal_moves"]
+    plays = [m for m in moves if m["type"] == "play"]
+    return (plays or moves)[0]
+'''
+
+
+def test_it_plays_your_strategy_from_a_file_against_each_reference_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "my_bot.py"
+    mine.write_text(FIRST_PLAY)
+    evaluate.main(["--games", "4", "--options", '{"single_hand": true}',
+                   "--bot", f"{mine}:choose"])
+    out = capsys.readouterr().out
+    for reference in ("random", "greedy", "heuristic"):
+        assert f"my_bot:choose vs {reference}: 4 games" in out
+    assert "greedy vs random" not in out  # the reference lines give way to yours
+
+
+def test_it_takes_a_strategy_from_a_module_too(capsys: pytest.CaptureFixture[str]) -> None:
+    evaluate.main(["--games", "2", "--options", '{"single_hand": true}',
+                   "--bot", "bots.strategies:choose_greedy"])
+    assert "bots.strategies:choose_greedy vs heuristic: 2 games" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec", ["choose", "missing_file.py:choose", "bots.strategies:nothing",
+                                  ":choose"])
+def test_it_says_what_is_wrong_with_a_bot_it_cannot_load(spec: str) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        evaluate.main(["--games", "1", "--bot", spec])
+    assert "--bot" in str(stopped.value)
