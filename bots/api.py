@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
+from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -16,7 +17,8 @@ from rest_framework.views import APIView
 
 from bots import examples, selectors, services, verify
 from bots.errors import BotDisabled, BotSeated, NotBotOwner, VerificationRunning
-from bots.models import Bot, BotCall
+from bots.filters import OUTCOMES, CallFilter
+from bots.models import Bot, BotCall, CallKind
 from bots.serializers import (
     BotCallOut,
     BotCreatedOut,
@@ -262,6 +264,8 @@ class BotCallsApi(generics.GenericAPIView):
     serializer_class = BotCallOut
     pagination_class = CallPagination
     queryset = BotCall.objects.none()  # for the schema; reads go through the selector
+    filter_backends = [DjangoFilterBackend]
+    filterset_class = CallFilter
 
     @extend_schema(
         operation_id="bots_calls",
@@ -269,12 +273,23 @@ class BotCallsApi(generics.GenericAPIView):
         summary="A bot's recent calls",
         description="Owner only. Newest first: turns, notices and verification calls, each "
         "with its HTTP status, latency, error kind and what the server did (`outcome`: "
-        "`move`, `strike`, `stale`, `clock`). The log keeps the most recent calls only.",
+        "`move`, `strike`, `stale`, `clock`). The log keeps the most recent calls only. "
+        "Filter by `game`, `kind`, `outcome` and `failed=true` (calls with an error kind).",
         parameters=[
             BOT_ID,
             OpenApiParameter("page", {"type": "integer", "minimum": 1}),
             OpenApiParameter("page_size", {"type": "integer", "minimum": 1,
                                            "maximum": CallPagination.max_page_size}),
+            # The filters (bots.filters.CallFilter); named here, as this view is no list view
+            # to drf-spectacular's django-filter support.
+            OpenApiParameter("game", {"type": "integer", "minimum": 1},
+                             description="Only the calls of this game."),
+            OpenApiParameter("kind", {"type": "string", "enum": list(CallKind.values)},
+                             description="Only calls of this kind."),
+            OpenApiParameter("outcome", {"type": "string", "enum": [v for v, _ in OUTCOMES]},
+                             description="Only calls with this outcome."),
+            OpenApiParameter("failed", OpenApiTypes.BOOL, required=False,
+                             description="Only the failed calls (true), or only the others."),
         ],
         responses={
             200: OpenApiResponse(BotCallOut(many=True), "A page of calls.",
@@ -285,5 +300,5 @@ class BotCallsApi(generics.GenericAPIView):
     )
     def get(self, request: Request, id: int) -> Response:
         bot = selectors.bot_owned(bot_id=id, user=request.user)
-        page = self.paginate_queryset(selectors.call_list(bot=bot))
+        page = self.paginate_queryset(self.filter_queryset(selectors.call_list(bot=bot)))
         return self.get_paginated_response(BotCallOut(page, many=True).data)

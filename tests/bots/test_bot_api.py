@@ -229,6 +229,34 @@ def test_the_owner_sees_latency_strikes_and_recent_calls(
     assert [c["error"] for c in calls] == ["timeout", "", "", ""]
 
 
+def test_the_owner_filters_the_call_log_by_game_kind_outcome_and_failure(
+    alice: Any, alice_api: APIClient
+) -> None:
+    bot, _ = register(alice, "debugged", URL)
+    first, second = _game(alice_api), _game(alice_api)
+    record = bot_services.call_record
+    record(bot_id=bot.pk, kind="start", latency_ms=1.0, status=204, game_id=first)
+    record(bot_id=bot.pk, kind="turn", latency_ms=3.0, status=200, outcome="move",
+           game_id=first, version=2, seat=1)
+    record(bot_id=bot.pk, kind="turn", latency_ms=1000.0, status=None, error="timeout",
+           outcome="strike", strike=True, game_id=second, version=5, seat=0)
+    record(bot_id=bot.pk, kind="verify", latency_ms=2.0, status=200)
+
+    def listed(query: str) -> list[tuple[str, str]]:
+        response = alice_api.get(f"/api/bots/{bot.pk}/calls/?{query}")
+        assert response.status_code == 200, response.content
+        return [(c["kind"], c["outcome"]) for c in response.json()["results"]]
+
+    assert listed(f"game={first}") == [("turn", "move"), ("start", "")]
+    assert listed("kind=verify") == [("verify", "")]
+    assert listed("outcome=strike") == [("turn", "strike")]
+    assert listed("failed=true") == [("turn", "strike")]
+    assert len(listed("failed=false")) == 3
+    for bad in ("game=x", "kind=nap", "outcome=won", "failed=maybe", "game="):
+        response = alice_api.get(f"/api/bots/{bot.pk}/calls/?{bad}")
+        assert response.status_code == 400, (bad, response.content)
+
+
 def test_the_call_log_is_pruned_but_the_aggregates_stay(alice: Any, settings: Any) -> None:
     bot, _ = register(alice, "chatty", URL)
     for _ in range(30):
