@@ -246,7 +246,8 @@ def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonRespon
 
 @csrf_exempt
 def api_index(request: HttpRequest) -> JsonResponse:
-    """``/api/`` itself: where the schema and the docs are, and where to start."""
+    """``/api/`` itself: where the schema and the docs are, and where each part of the API
+    starts (by URL name: core knows no app)."""
     if request.method not in ("GET", "HEAD"):
         response = error_json(405, "method_not_allowed", f'Method "{request.method}" not allowed.')
         response["Allow"] = "GET, HEAD"
@@ -256,6 +257,10 @@ def api_index(request: HttpRequest) -> JsonResponse:
         "docs": reverse("swagger-ui"),
         "redoc": reverse("redoc"),
         "games": reverse("games"),
+        "stream": reverse("stream"),
+        "bots": reverse("bots"),
+        "tournaments": reverse("tournaments"),
+        "leaderboard": reverse("leaderboard"),
         "accounts": reverse("signup"),
         "tokens": reverse("tokens"),
     })

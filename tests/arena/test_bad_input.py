@@ -276,6 +276,9 @@ def test_the_api_root_is_a_json_index_of_the_schema_and_docs() -> None:
     assert index["schema"] == "/api/schema/"
     assert index["docs"] == "/api/docs/"
     assert Client().get(index["schema"]).status_code == 200
+    # Where each part starts: every part of the API a client may look for.
+    assert {index[part] for part in ("games", "stream", "bots", "tournaments", "leaderboard")} \
+        == {"/api/games/", "/api/stream/", "/api/bots/", "/api/tournaments/", "/api/leaderboard/"}
     _error(Client().post("/api/"), 405, "method_not_allowed")
 
 
