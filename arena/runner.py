@@ -52,6 +52,7 @@ from bots import transport as bot_transport
 from games import services as game_services
 from games.errors import GameNotRunning
 from games.models import Game, Seat
+from games.steps import FORFEIT_DISABLED, FORFEIT_UNRESPONSIVE
 
 log = logging.getLogger(__name__)
 
@@ -239,12 +240,14 @@ class MatchRun:
                 stack.enter_context(bot_runner.driving(game.pk))
             out: list[tuple[Game, list[Seat]]] = []
             for game, seats in begun:
-                disabled = [s.index for s in seats  # the bots read with the seats
-                            if not s.bot.enabled or s.bot_id in unresponsive]
-                for seat in disabled:
+                forfeits = {  # seat -> why (the bots were read with the seats)
+                    s.index: FORFEIT_DISABLED if not s.bot.enabled else FORFEIT_UNRESPONSIVE
+                    for s in seats if not s.bot.enabled or s.bot_id in unresponsive}
+                for seat, reason in sorted(forfeits.items()):
                     if not game.is_over:
-                        game = game_services.seat_forfeit(game_id=game.pk, seat=seat)
-                out.append((game, [] if disabled else seats))
+                        game = game_services.seat_forfeit(game_id=game.pk, seat=seat,
+                                                          reason=reason)
+                out.append((game, [] if forfeits else seats))
         return out
 
 

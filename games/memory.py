@@ -167,14 +167,14 @@ class MemoryGame:
                              state=self.state, book=self.book)
         return True
 
-    def forfeit(self, seat: int) -> None:
+    def forfeit(self, seat: int, *, reason: str = steps.FORFEIT_DISABLED) -> None:
         """``services.seat_forfeit``: the seat is forfeited now (a disabled bot)."""
         if not self.running:
             raise GameNotRunning()
         row = self.book.seats[seat]
         if row.forfeited:
             return
-        steps.forfeit(self.game, row, self.book)
+        steps.forfeit(self.game, row, self.book, reason=reason)
         if not self.game.is_over:
             state = self.state
             assert state is not None

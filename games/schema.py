@@ -24,6 +24,7 @@ from rest_framework import serializers
 from core.strict import StrictInput
 from games.idempotency import MAX_KEY_LENGTH
 from games.models import EventKind, MoveSource
+from games.steps import FORFEIT_REASONS
 from games.uno.cards import CODES, COLORS
 from games.uno.options import MAX_PLAYERS, MAX_TARGET_SCORE, MIN_PLAYERS
 from games.uno.state import PHASE_NAMES
@@ -279,9 +280,13 @@ class StrikeData(serializers.Serializer):
     max_strikes = serializers.IntegerField(min_value=1)
 
 
-@extend_schema_field({"type": "object", "additionalProperties": False, "description": "None."})
-class NoData(serializers.JSONField):
-    """No details (an empty serializer would leave ``data`` out of the schema altogether)."""
+class ForfeitData(serializers.Serializer):
+    reason = serializers.ChoiceField(
+        choices=list(FORFEIT_REASONS), required=False,
+        help_text="Why: `strikes` (the table's max strikes), `disabled` (its bot was "
+        "disabled), `unresponsive` (its bot answered none of its calls; a tournament then "
+        "forfeits its seats in the match's later games without a call). Absent on events "
+        "written before 2026-11-24.")
 
 
 class EndData(serializers.Serializer):
@@ -310,7 +315,7 @@ EVENT_TYPES = [
     _event(EventKind.STARTED, StartedData, seat=False),
     _event(EventKind.MOVE, MoveData, seat=True),
     _event(EventKind.STRIKE, StrikeData, seat=True),
-    _event(EventKind.FORFEITED, NoData, seat=True),
+    _event(EventKind.FORFEITED, ForfeitData, seat=True),
     _event(EventKind.FINISHED, EndData, seat=False),
     _event(EventKind.ABORTED, EndData, seat=False),
 ]

@@ -67,6 +67,8 @@ class StreamForfeited(serializers.Serializer):
     game = serializers.IntegerField()
     version = serializers.IntegerField(min_value=1)
     seat = _seat()
+    reason = serializers.CharField(
+        required=False, help_text="`strikes`, `disabled` or `unresponsive` (the event's).")
 
 
 class StreamEnded(serializers.Serializer):

@@ -135,16 +135,17 @@ def game_create_seated(
 
 
 @transaction.atomic
-def seat_forfeit(*, game_id: int, seat: int) -> Game:
-    """Forfeit a running game's seat now (a tournament's disabled bot): the server plays it
-    from here on, and with fewer than two seats in play the game ends."""
+def seat_forfeit(*, game_id: int, seat: int, reason: str = steps.FORFEIT_DISABLED) -> Game:
+    """Forfeit a running game's seat now (a tournament's disabled or unresponsive bot: the
+    event's ``reason``): the server plays it from here on, and with fewer than two seats in
+    play the game ends."""
     game = _lock(game_id)
     if game.status != GameStatus.RUNNING:
         raise GameNotRunning()
     row = game.seats.get(index=seat)
     if row.forfeited:
         return game
-    steps.forfeit(game, row)
+    steps.forfeit(game, row, reason=reason)
     if not game.is_over:
         state = load_state(game)
         steps.after_move(game, state, previous_awaiting=state.awaiting, mover=None)

@@ -36,6 +36,11 @@ _OUT_OF_TURN_TYPES = frozenset({"catch", "uno"})
 _MAX_SERVER_MOVES = 10_000
 # Default moves in one timeout: at most colour, draw, keep.
 _MAX_CLOCK_MOVES = 4
+# Why a seat was forfeited (its event's ``reason``): it reached the table's max strikes; its
+# bot was disabled; its bot answered none of its calls (a tournament found it unresponsive,
+# bots.driver), so its seats in the match's later games are forfeited without a call.
+FORFEIT_STRIKES, FORFEIT_DISABLED, FORFEIT_UNRESPONSIVE = "strikes", "disabled", "unresponsive"
+FORFEIT_REASONS = (FORFEIT_STRIKES, FORFEIT_DISABLED, FORFEIT_UNRESPONSIVE)
 
 
 # --- versions and events ----------------------------------------------------------------------
@@ -168,19 +173,20 @@ def turn_clock_run(
         event(game, EventKind.STRIKE, seat=seat_index, strikes=seat.strikes,
               max_strikes=game.max_strikes, book=book, **extra)
         if seat.strikes >= game.max_strikes:
-            forfeit(game, seat, book)
+            forfeit(game, seat, book, reason=FORFEIT_STRIKES)
     if not game.is_over:
         after_move(game, state, previous_awaiting=seat_index, mover=seat_index, book=book)
     book.save(game)
 
 
-def forfeit(game: Game, seat: Seat, book: DatabaseBook = DATABASE) -> None:
+def forfeit(game: Game, seat: Seat, book: DatabaseBook = DATABASE, *,
+            reason: str = FORFEIT_STRIKES) -> None:
     """Forfeit: the seat stays in the game, played by the server at once from now on (see
     ``after_move``). With fewer than two seats left in play the game ends: the last one
-    standing wins."""
+    standing wins. ``reason`` (the event's): one of FORFEIT_REASONS."""
     seat.forfeited = True
     book.seat_save(seat, ["forfeited"])
-    event(game, EventKind.FORFEITED, seat=seat.index, book=book)
+    event(game, EventKind.FORFEITED, seat=seat.index, reason=reason, book=book)
     active = book.active(game)
     if len(active) < 2:
         game.winner = active[0] if active else None

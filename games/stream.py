@@ -304,8 +304,8 @@ def _row_event(row: rows.StreamRow, cursor: Cursor) -> dict[str, Any]:
         if kind == "strike":
             event["strikes"] = data.get("strikes")
             event["max_strikes"] = data.get("max_strikes")
-            if "reason" in data:
-                event["reason"] = data["reason"]
+        if "reason" in data:
+            event["reason"] = data["reason"]
     else:
         event["status"] = (
             GameStatus.FINISHED if row.kind == EventKind.FINISHED else GameStatus.ABORTED

@@ -22,6 +22,7 @@ from arena.models import (
 from bots import driver
 from bots.models import Bot
 from bots.transport import CallResult
+from games.models import EventKind, GameEvent
 from tests.arena.tournament_helpers import (
     assert_consistent,
     assert_recorded_once,
@@ -199,6 +200,8 @@ def test_a_disabled_bot_forfeits_its_games(alice: Any) -> None:
             seat = record.seats.index(bots[2].pk)
             assert record.result["forfeited"] == [seat]
             assert record.result["winner"] == 1 - seat
+            forfeited = GameEvent.objects.get(game_id=record.game_id, kind=EventKind.FORFEITED)
+            assert (forfeited.seat, forfeited.data) == (seat, {"reason": "disabled"})
     line = next(row for row in done.standings if row["bot"] == bots[2].pk)
     assert line["forfeits"] == 4 and line["wins"] == 0
 
@@ -215,6 +218,8 @@ def test_a_bot_that_stops_answering_is_forfeited_and_the_tournament_ends(alice: 
         seat = record.seats.index(bots[0].pk)
         assert seat in record.result["forfeited"]
         assert record.result["strikes"][seat] == 2
+        forfeited = GameEvent.objects.get(game_id=record.game_id, kind=EventKind.FORFEITED)
+        assert forfeited.data == {"reason": "strikes"}
 
 
 def test_a_hung_bot_forfeits_the_rest_of_its_match_without_being_called(
@@ -229,11 +234,15 @@ def test_a_hung_bot_forfeits_the_rest_of_its_match_without_being_called(
         asked = sum(1 for request in hung.requests if request.json().get("type") == "turn")
     assert_recorded_once(done)
     assert_consistent(done)
-    strikes = []
+    strikes, reasons = [], []
     for record in done.tournament_games.order_by("number"):
         seat = record.seats.index(bots[1].pk)
         assert record.result["forfeited"] == [seat] and record.result["winner"] == 1 - seat
         strikes.append(record.result["strikes"][seat])
+        forfeited = GameEvent.objects.get(game_id=record.game_id, kind=EventKind.FORFEITED)
+        reasons.append(forfeited.data["reason"])
+    # Each forfeit says why: struck out, or found unresponsive (then not called at all).
+    assert reasons == ["strikes" if n else "unresponsive" for n in strikes]
     # Struck out of its first games (2 unanswered calls each, 0.4 s at least in all: found
     # unresponsive), then forfeited as each later game began: no call, no strike.
     assert strikes[:1] == [2] and strikes[-5:] == [0] * 5

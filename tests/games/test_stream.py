@@ -216,6 +216,7 @@ def test_a_missed_turn_clock_reaches_the_stream_as_a_strike(alice, bob):
             assert strike["strikes"] == 1 and strike["max_strikes"] == 1
             forfeited = stream.until(lambda e: e["type"] in ("forfeited", "ended"))
             assert forfeited["type"] == "forfeited" and forfeited["seat"] == strike["seat"]
+            assert forfeited["reason"] == "strikes"
             ended = stream.until(lambda e: e["type"] == "ended")
             assert ended["reason"] == "forfeit" and ended["winner"] == 1 - strike["seat"]
             # The clock's own moves are heard after the stream read the end: they must not
