@@ -53,6 +53,7 @@ import orjson
 from yarl import URL
 
 from bots import guard, http1, signing
+from core.parsers import RepeatedKey, object_without_repeats
 
 logger = logging.getLogger(__name__)
 
@@ -195,24 +196,12 @@ def _key_count(value: Any) -> int:
     return count
 
 
-class _RepeatedKey(ValueError):
-    pass
-
-
-def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    found = dict(pairs)
-    if len(found) != len(pairs):
-        seen: set[str] = set()
-        raise _RepeatedKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
-    return found
-
-
 def _repeated_key(raw: bytes) -> str | None:
     """The first key an object of ``raw`` (JSON orjson accepted) gives twice, or None."""
     try:
-        json.loads(raw, object_pairs_hook=_no_repeats)
-    except _RepeatedKey as exc:
-        return str(exc.args[0])
+        json.loads(raw, object_pairs_hook=object_without_repeats)
+    except RepeatedKey as exc:
+        return exc.key
     except (ValueError, RecursionError):  # deeper than this parser goes: orjson's verdict
         return None
     return None

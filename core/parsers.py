@@ -36,7 +36,7 @@ class StrictJSONParser(JSONParser):
             raise ParseError(f"JSON parse error - the body is not {encoding}: {exc}") from None
         try:
             data = json.loads(text, parse_constant=strict_constant if self.strict else None,
-                              object_pairs_hook=_object_without_repeats)
+                              object_pairs_hook=object_without_repeats)
         except RecursionError:  # some hundreds of levels, with the stack a request already has
             raise ParseError(_TOO_DEEP) from None
         except ValueError as exc:
@@ -57,14 +57,22 @@ class StrictJSONParser(JSONParser):
 _TOO_DEEP = f"JSON parse error - nested deeper than {MAX_DEPTH} levels."
 
 
-def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object; a key given twice is a parse error (``{"seats": 2, "seats": 3}``: the
-    standard library would keep the last, a guess at what the client meant)."""
+class RepeatedKey(ValueError):
+    """A JSON object gave ``key`` twice."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"the key {key!r} is given twice")
+        self.key = key
+
+
+def object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object (``json.loads``' ``object_pairs_hook``); a key given twice raises
+    RepeatedKey (``{"seats": 2, "seats": 3}``: the standard library would keep the last, a
+    guess at what the client meant). The API's requests and the bots' answers alike."""
     found = dict(pairs)
     if len(found) != len(pairs):
         seen: set[str] = set()
-        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
-        raise ValueError(f"the key {repeated!r} is given twice")
+        raise RepeatedKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
     return found
 
 
