@@ -8,11 +8,13 @@ import django_filters
 from django.db.models import QuerySet
 from django_filters.rest_framework import BooleanFilter
 
+from bots import runner
 from bots.models import BotCall, CallKind
 from core.strict import StrictFilterForm
 
-# The call log's ``outcome`` values (bots.runner: MOVED, STRUCK, STALE, and the clock's).
-OUTCOMES = [("move", "move"), ("strike", "strike"), ("stale", "stale"), ("clock", "clock")]
+# The call log's ``outcome`` values, as bots.runner writes them.
+OUTCOMES = [(value, value) for value in (runner.MOVED, runner.STRUCK, runner.STALE,
+                                         runner.CLOCK)]
 
 
 class CallFilter(django_filters.FilterSet):
