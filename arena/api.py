@@ -29,6 +29,7 @@ from arena.serializers import (
     TournamentFilterInput,
     TournamentGameOut,
     TournamentOut,
+    TournamentUpdateInput,
     progress_data,
     tournament_data,
     tournament_game_data,
@@ -70,6 +71,8 @@ _ALREADY = TournamentError("The tournament has started.")
 _UNFIT = BotNotEligible("No longer verified and enabled: greedy-2. Their owners may verify or "
                         "enable them again, or the tournament's owner may withdraw them.")
 _OVER = TournamentError("The tournament is already over.")
+_NOT_DRAFT_SETTINGS = TournamentError("The tournament has started: only a draft's settings "
+                                      "can change.")
 _NOT_DRAFT = TournamentError("The tournament has started: only a draft can be deleted (cancel "
                              "it instead).")
 
@@ -176,12 +179,40 @@ class TournamentDetailApi(APIView):
         return Response(_tournament_out(id))
 
     @extend_schema(
+        operation_id="tournaments_partial_update",
+        tags=TOURNAMENTS,
+        summary="Change a draft's settings",
+        description="The tournament's owner (or staff), while it is a `draft`: any of the "
+        "settings it was created with; those left out are kept, and the entrants stay "
+        "entered. They are checked together, as at creation (a table size the options' "
+        "`players` disagrees with, duplicate deals that do not fit the games per pairing: "
+        "400, and nothing changes). Once started, a tournament's settings are its record: "
+        "409.",
+        parameters=[TOURNAMENT_ID],
+        request=TournamentUpdateInput,
+        responses={
+            200: OpenApiResponse(TournamentOut, "The draft, as it now is.",
+                                 examples=[_example("Changed", examples.DRAFT)]),
+            **error_responses(400, 401, 403, 404, 409,
+                              raises=[NotTournamentOwner(), _NOT_DRAFT_SETTINGS]),
+        },
+        examples=[_request_example("More games", {"games_per_pairing": 8})],
+    )
+    def patch(self, request: Request, id: int) -> Response:
+        presenters.tournament_get(tournament_id=id)
+        body = TournamentUpdateInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        services.tournament_update(tournament_id=id, user=request.user,
+                                   changes=body.validated_data)
+        return Response(_tournament_out(id))
+
+    @extend_schema(
         operation_id="tournaments_destroy",
         tags=TOURNAMENTS,
         summary="Delete a draft",
         description="The tournament's owner (or staff), while it is a `draft`: it goes, with "
-        "its entrants (a typo in its settings: delete it and create it again). Once started, "
-        "a tournament keeps its record: 409, cancel it instead.",
+        "its entrants (a typo in its settings: change them with `PATCH` instead). Once "
+        "started, a tournament keeps its record: 409, cancel it instead.",
         parameters=[TOURNAMENT_ID],
         request=None,
         responses={

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 from arena.models import Tournament, TournamentStatus
 from arena.ratings import OFFICIAL
@@ -45,6 +46,19 @@ class TournamentCreateInput(StrictInput):
         # The engine checks the options, so a bad one is a 400 naming the field.
         services.tournament_options(options=dict(attrs.get("options") or {}),
                                     table_size=attrs["table_size"])
+        return attrs
+
+
+class TournamentUpdateInput(TournamentCreateInput):
+    """Any of a draft's settings; those left out are kept. Checked together with the kept
+    ones (the service's 400 names what disagrees)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():  # left out: kept, not defaulted
+            field.required, field.default = False, empty
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         return attrs
 
 

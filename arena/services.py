@@ -124,6 +124,37 @@ def tournament_check(
     }
 
 
+# The settings a draft's owner may change (``tournament_update``): all but the seed, which the
+# API never shows or takes (each finished game's replay has its own).
+EDITABLE = ("name", "options", "table_size", "games_per_pairing", "duplicate_deals",
+            "turn_timeout_ms", "max_strikes", "rated")
+
+
+@transaction.atomic
+def tournament_update(*, tournament_id: int, user: AbstractBaseUser,
+                      changes: Mapping[str, Any]) -> Tournament:
+    """Change a draft's settings (any of ``EDITABLE``), its owner or staff: checked together
+    with the ones kept, as ``tournament_check`` checks a new tournament's (a table size the
+    options disagree with, duplicate deals that do not fit the games per pairing: a 400, and
+    nothing changes). Its entrants stay entered. Once started, its settings are its record."""
+    tournament = _locked(tournament_id)
+    _may_run(tournament, user)
+    if tournament.status != TournamentStatus.DRAFT:
+        raise TournamentError(f"The tournament {_past_its_draft(tournament)}: only a draft's "
+                              "settings can change.")
+    unknown = sorted(set(changes) - set(EDITABLE))
+    if unknown:
+        raise ValidationError({name: ["Not a setting that can change."] for name in unknown})
+    kept = {name: getattr(tournament, name) for name in EDITABLE}
+    if "table_size" in changes and "options" not in changes:
+        kept["options"] = {k: v for k, v in kept["options"].items() if k != "players"}
+    checked = tournament_check(**{**kept, **changes, "seed": tournament.seed})
+    for name, value in checked.items():
+        setattr(tournament, name, value)
+    tournament.save(update_fields=list(checked))
+    return tournament
+
+
 @transaction.atomic
 def tournament_create_started(*, owner: AbstractBaseUser, bots: Sequence[Bot],
                               **fields: Any) -> Tournament:

@@ -324,6 +324,7 @@ def _tournament_calls(call: Any, alice: Any, alice_api: APIClient, bob: Any,
     call("tournaments_withdraw", bob_api, "delete", f"{url}entrants/{bobs.pk}/")
     call("tournaments_enter", bob_api, "post", f"{url}entrants/", data={"bot": bobs.pk})
     call("tournaments_list", bob_api, "get", "/api/tournaments/?status=draft")
+    call("tournaments_partial_update", alice_api, "patch", url, data={"games_per_pairing": 1})
     # Played here, in the foreground (nobody answers at the bots' URL: they forfeit).
     try:
         arena_services.tournament_run_foreground(tournament_id=made["id"])

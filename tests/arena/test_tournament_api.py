@@ -290,6 +290,77 @@ def test_the_owner_deletes_a_draft_with_its_entrants(
     assert alice_api.delete(url).status_code == 404
 
 
+def test_the_owner_changes_a_draft_and_its_entrants_stay(
+    alice_api: APIClient, bob_api: APIClient, bob_bot: Bot
+) -> None:
+    tournament = create(alice_api, options={"single_hand": True})
+    assert enter(bob_api, tournament, bob_bot).status_code == 201
+    url = f"/api/tournaments/{tournament['id']}/"
+    seed = Tournament.objects.get(pk=tournament["id"]).seed
+    changed = alice_api.patch(url, {"name": "Saturday", "games_per_pairing": 6,
+                                    "options": {"stacking": True}}, format="json")
+    assert changed.status_code == 200, changed.content
+    body = changed.json()
+    assert body["name"] == "Saturday" and body["games_per_pairing"] == 6
+    assert body["options"]["stacking"] is True and body["options"]["single_hand"] is False
+    assert body["rule_set"] == "stacking" and body["table_size"] == 2  # kept
+    assert [e["bot"] for e in body["entrants"]] == [bob_bot.pk]
+    stored = Tournament.objects.get(pk=tournament["id"])
+    assert stored.seed == seed and stored.rule_set == "stacking"
+    assert alice_api.get(url).json() == body
+
+
+def test_a_draft_takes_a_new_table_size_without_repeating_its_options(
+    alice_api: APIClient,
+) -> None:
+    tournament = create(alice_api, options={"single_hand": True})
+    url = f"/api/tournaments/{tournament['id']}/"
+    bigger = alice_api.patch(url, {"table_size": 3}, format="json")
+    assert bigger.status_code == 200, bigger.content
+    assert bigger.json()["options"]["players"] == 3
+    assert bigger.json()["options"]["single_hand"] is True
+
+
+def test_a_change_that_contradicts_what_is_kept_is_refused_whole(
+    alice_api: APIClient,
+) -> None:
+    tournament = create(alice_api, games_per_pairing=4)
+    url = f"/api/tournaments/{tournament['id']}/"
+    for body, field in [
+        ({"name": "Later", "table_size": 3, "duplicate_deals": True}, "games_per_pairing"),
+        ({"options": {"players": 4}}, "options.players"),
+        ({"seed": 7}, "seed"),
+        ({"games_per_pairing": 0}, "games_per_pairing"),
+        ({"name": "  "}, "name"),
+    ]:
+        refused = alice_api.patch(url, body, format="json")
+        assert refused.status_code == 400, (body, refused.content)
+        assert field in refused.json()["fields"], (body, refused.json())
+    assert alice_api.patch(url, [1], format="json").status_code == 400
+    assert alice_api.get(url).json() == tournament
+
+
+def test_only_the_owner_or_staff_change_a_draft_and_nobody_one_that_started(
+    alice_api: APIClient, bob_api: APIClient, charlie: Any, charlie_api: APIClient,
+) -> None:
+    draft, cancelled = create(alice_api), create(alice_api)
+    refused = bob_api.patch(f"/api/tournaments/{draft['id']}/", {"name": "Mine"},
+                            format="json")
+    assert refused.status_code == 403 and refused.json()["code"] == "not_tournament_owner"
+    missing = alice_api.patch("/api/tournaments/999999/", {"name": "X"}, format="json")
+    assert missing.status_code == 404
+    charlie.is_staff = True
+    charlie.save(update_fields=["is_staff"])
+    staff = charlie_api.patch(f"/api/tournaments/{draft['id']}/", {"max_strikes": 5},
+                              format="json")
+    assert staff.status_code == 200 and staff.json()["max_strikes"] == 5
+    assert alice_api.post(f"/api/tournaments/{cancelled['id']}/cancel/").status_code == 200
+    kept = alice_api.patch(f"/api/tournaments/{cancelled['id']}/", {"name": "X"},
+                           format="json")
+    assert kept.status_code == 409 and kept.json()["code"] == "tournament_conflict"
+    assert Tournament.objects.get(pk=cancelled["id"]).name == "Friday"
+
+
 def test_staff_delete_a_draft_and_nobody_deletes_one_that_started(
     alice_api: APIClient, charlie: Any, charlie_api: APIClient, alice_bot: Bot
 ) -> None:
