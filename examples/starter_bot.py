@@ -2,6 +2,7 @@
 """A starter Uno Arena bot: standard library only, copy it and make it smarter.
 
     BOT_SECRET=whsec_... python3 starter_bot.py --port 8080
+    python -m bots.evaluate --bot starter_bot.py:choose   # offline, against the reference bots
 
 The arena POSTs JSON to the bot's URL, signed as Standard Webhooks do: headers ``webhook-id``,
 ``webhook-timestamp`` (unix seconds) and ``webhook-signature`` (``v1,<base64 HMAC-SHA256>`` of
@@ -45,9 +46,13 @@ def verified(key: bytes, headers: Any, body: bytes) -> bool:
     return any(hmac.compare_digest(sig, expected) for sig in sigs)
 
 
-def choose(moves: list[dict[str, Any]]) -> dict[str, Any]:
-    """Catch or call Uno when possible, else play a card whenever one plays (the card first,
-    then its colour) calling Uno; else draw, keep, accept or challenge at random."""
+def choose(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """The move for a turn, from the seat's ``view`` (what a turn's ``view`` holds,
+    ``legal_moves`` included): catch or call Uno when possible, else play a card whenever one
+    plays (the card first, then its colour) calling Uno; else draw, keep, accept or challenge
+    at random. The reference strategies' signature, so that it plays offline as it is:
+    ``python -m bots.evaluate --bot starter_bot.py:choose``."""
+    moves = view["legal_moves"]
     free = [m for m in moves if m["type"] in ("uno", "catch")]
     if free:
         return free[0]
@@ -55,9 +60,9 @@ def choose(moves: list[dict[str, Any]]) -> dict[str, Any]:
     if any(m.get("uno") for m in plays):
         plays = [m for m in plays if m.get("uno")]
     if plays:
-        card = RNG.choice(sorted({m["card"] for m in plays}))
-        return RNG.choice([m for m in plays if m["card"] == card])
-    return RNG.choice(moves)
+        card = rng.choice(sorted({m["card"] for m in plays}))
+        return rng.choice([m for m in plays if m["card"] == card])
+    return rng.choice(moves)
 
 
 class Bot(BaseHTTPRequestHandler):
@@ -79,8 +84,7 @@ class Bot(BaseHTTPRequestHandler):
             return self.answer(400, {"error": "body is not JSON"})
         if message.get("type") != "turn":
             return self.answer(204)  # start/end notices: nothing to say
-        moves = message.get("legal_moves") or message["view"]["legal_moves"]
-        self.answer(200, {"move": choose(moves)})
+        self.answer(200, {"move": choose(message["view"], RNG)})
 
     def answer(self, status: int, payload: dict[str, Any] | None = None) -> None:
         data = json.dumps(payload).encode() if payload is not None else b""

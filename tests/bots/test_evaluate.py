@@ -29,6 +29,13 @@ def test_it_plays_your_strategy_from_a_file_against_each_reference_one(
     assert "greedy vs random" not in out  # the reference lines give way to yours
 
 
+def test_the_starter_bot_plays_offline_as_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    starter = Path(__file__).resolve().parents[2] / "examples" / "starter_bot.py"
+    evaluate.main(["--games", "4", "--options", '{"single_hand": true}',
+                   "--bot", f"{starter}:choose"])
+    assert "starter_bot:choose vs heuristic: 4 games" in capsys.readouterr().out
+
+
 def test_it_takes_a_strategy_from_a_module_too(capsys: pytest.CaptureFixture[str]) -> None:
     evaluate.main(["--games", "2", "--options", '{"single_hand": true}',
                    "--bot", "bots.strategies:choose_greedy"])
