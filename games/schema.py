@@ -278,6 +278,11 @@ class MoveData(serializers.Serializer):
 class StrikeData(serializers.Serializer):
     strikes = serializers.IntegerField(min_value=1)
     max_strikes = serializers.IntegerField(min_value=1)
+    reason = serializers.CharField(
+        required=False,
+        help_text="Why: `clock` (the turn clock ran out), or the kind of a bot's failed call "
+        "(`timeout`, `status`, `not_json`, `illegal`...: docs/bot-protocol.md). Absent on "
+        "turn clock strikes written before 2026-11-24.")
 
 
 class ForfeitData(serializers.Serializer):

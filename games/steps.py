@@ -40,6 +40,9 @@ _MAX_CLOCK_MOVES = 4
 # bot was disabled; its bot answered none of its calls (a tournament found it unresponsive,
 # bots.driver), so its seats in the match's later games are forfeited without a call.
 FORFEIT_STRIKES, FORFEIT_DISABLED, FORFEIT_UNRESPONSIVE = "strikes", "disabled", "unresponsive"
+# Why a seat was struck (its event's ``reason``): its turn clock ran out, or the kind of its
+# driver's failure (a bot's call: ``timeout``, ``status``... as bots.runner names them).
+STRIKE_CLOCK = "clock"
 FORFEIT_REASONS = (FORFEIT_STRIKES, FORFEIT_DISABLED, FORFEIT_UNRESPONSIVE)
 
 
@@ -169,9 +172,8 @@ def turn_clock_run(
         seat = book.seat(game, seat_index)
         seat.strikes += 1
         book.seat_save(seat, ["strikes"])
-        extra = {} if reason is None else {"reason": reason}
         event(game, EventKind.STRIKE, seat=seat_index, strikes=seat.strikes,
-              max_strikes=game.max_strikes, book=book, **extra)
+              max_strikes=game.max_strikes, reason=reason or STRIKE_CLOCK, book=book)
         if seat.strikes >= game.max_strikes:
             forfeit(game, seat, book, reason=FORFEIT_STRIKES)
     if not game.is_over:

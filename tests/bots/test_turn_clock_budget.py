@@ -79,7 +79,7 @@ def test_it_logs_the_clocks_strike_as_clock_when_the_server_itself_was_too_slow(
     call = BotCall.objects.get(game_id=game.pk, kind="turn")
     assert call.outcome == "clock" and call.error == ("timeout" if mode == "hang" else "")
     strike = GameEvent.objects.get(game_id=game.pk, kind=EventKind.STRIKE)
-    assert strike.seat == seat and "reason" not in strike.data  # the clock's strike
+    assert strike.seat == seat and strike.data["reason"] == "clock"  # the clock's strike
     assert Seat.objects.get(game_id=game.pk, index=seat).strikes == 1
     assert counters(bot=call.bot).get("strike:clock") == 1  # /stats/ counts it as the clock's
 

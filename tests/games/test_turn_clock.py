@@ -47,7 +47,8 @@ def test_when_the_clock_runs_out_the_server_draws_for_the_seat_and_records_a_str
     assert after["seats"][late]["strikes"] == 1
     assert after["awaiting"] != late or after["status"] != "running"
     strike = GameEvent.objects.get(game_id=game["id"], kind="strike")
-    assert strike.seat == late and strike.data == {"strikes": 1, "max_strikes": 3}
+    assert strike.seat == late
+    assert strike.data == {"strikes": 1, "max_strikes": 3, "reason": "clock"}
 
 
 def test_a_stale_client_learns_of_the_clock_move_by_a_409(
