@@ -6,9 +6,10 @@ Run: ``python bench/luck.py [--hands 400] [--tournaments 200] [--seed 0]
 minute and a half for the defaults on a busy 2-core machine).
 
 The reference strategies of ``bots.strategies`` (those the tournament bots play), single
-hands (``{"single_hand": true}``), every game played by ``bots.evaluate.play_to_end``: the
-out-of-turn seats are asked first, each seat with its own RNG seeded from the game's seed
-(a bot served over HTTP keeps one RNG for all its games instead: the same odds, other draws).
+hands (``{"single_hand": true}``), every game played by ``bots.evaluate.play_to_end``: only
+the awaited seat is asked, as the arena asks its bots, each seat with its own RNG seeded from
+the game's seed (a bot served over HTTP keeps one RNG for all its games instead: the same
+odds, other draws).
 
 It prints:
 

@@ -1,6 +1,8 @@
-"""Serve a built-in strategy as an HTTP bot (protocol v1): for the demo, tests and benchmarks.
+"""Serve a strategy as an HTTP bot (protocol v1): the reference ones for the demo, tests and
+benchmarks, or your own.
 
     python -m bots.serve --strategy greedy --port 9001 --secret whsec_...
+    python -m bots.serve --strategy my_bot.py:choose --port 8080   # the function you evaluated
 
 (or the secret in ``BOT_SECRET``, which keeps it out of the process list). Every request must
 carry a valid Standard Webhooks signature from one of the secrets, no more than five minutes
@@ -27,7 +29,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bots import signing
+from bots import evaluate, signing
 from bots.strategies import STRATEGIES
 
 logger = logging.getLogger(__name__)
@@ -165,7 +167,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m bots.serve", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--strategy", default="greedy", help="random, greedy or heuristic")
+    parser.add_argument(
+        "--strategy", default="greedy", help="random, greedy or heuristic; or your own, "
+        "FILE.py:FUNCTION or package.module:FUNCTION, (view, rng) -> move JSON, as "
+        "python -m bots.evaluate --bot plays it offline",
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9001)
     parser.add_argument(
@@ -179,8 +185,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not secrets:
         parser.error("give --secret or set BOT_SECRET")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    strategy: str | Strategy = args.strategy
+    if ":" in args.strategy:
+        strategy = evaluate.load_strategy(args.strategy, option="--strategy")[1]
     try:
-        app = make_app(args.strategy, secrets, seed=args.seed)
+        app = make_app(strategy, secrets, seed=args.seed)
     except ValueError as exc:
         parser.error(str(exc))
     sock = _listening_socket(args.host, args.port)

@@ -3,11 +3,15 @@ against each reference strategy."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bots import evaluate
+from bots.strategies import STRATEGIES
+from games.uno import Options
 
 FIRST_PLAY = '''
 def choose(view, rng):
@@ -48,3 +52,39 @@ def test_it_says_what_is_wrong_with_a_bot_it_cannot_load(spec: str) -> None:
     with pytest.raises(SystemExit) as stopped:
         evaluate.main(["--games", "1", "--bot", spec])
     assert "--bot" in str(stopped.value)
+
+
+
+def test_it_asks_a_bot_only_when_awaited_as_the_arena_does() -> None:
+    asked_out_of_turn = []
+
+    def watching(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        if view["awaiting"] != view["seat"]:
+            asked_out_of_turn.append(view["move_count"])
+        return STRATEGIES["heuristic"](view, rng)
+
+    options = Options(players=3, single_hand=True, jump_in=True)
+    for seed in range(30):
+        evaluate.play_game(options, seed, [watching, watching, watching])
+    assert asked_out_of_turn == []
+    for seed in range(30):
+        evaluate.play_game(options, seed, [watching, watching, watching], race=True)
+    assert asked_out_of_turn  # a table of people races: catches, late calls, jump-ins
+
+
+def test_it_stops_at_an_illegal_answer_naming_the_seed_seat_and_move(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    mine = tmp_path / "draws.py"
+    mine.write_text("def choose(view, rng):\n    return {'type': 'draw'}\n")
+    with pytest.raises(SystemExit) as stopped:
+        evaluate.main(["--games", "4", "--options", '{"single_hand": true}',
+                       "--bot", f"{mine}:choose"])
+    message = str(stopped.value)
+    assert message.startswith("draws:choose vs random: seed 1, seat ")
+    assert "answered {'type': 'draw'}: IllegalMove: " in message
+    assert "draws:choose played seat" in message
+
+
+def test_it_refuses_players_in_the_options() -> None:
+    with pytest.raises(SystemExit, match="without players"):
+        evaluate.main(["--options", '{"players": 4}'])

@@ -110,9 +110,14 @@ def test_it_refuses_a_signed_body_that_is_not_a_protocol_message(bob_bot: str) -
         assert _raw_post(bob_bot, body, headers)[0] == 400
 
 
-def test_python_m_bots_serve_runs_as_a_real_process(transport: BotTransport) -> None:
+@pytest.mark.parametrize("strategy", ["greedy", "examples/starter_bot.py:choose"])
+def test_python_m_bots_serve_runs_as_a_real_process(
+    transport: BotTransport, strategy: str
+) -> None:
+    """A reference strategy, or a bot writer's own function from its file (the one
+    ``bots.evaluate --bot`` plays offline)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = ["--strategy", "greedy", "--port", "0", "--secret", BOB_SECRET]
+    command = ["--strategy", strategy, "--port", "0", "--secret", BOB_SECRET]
     process = subprocess.Popen(
         [sys.executable, "-m", "bots.serve", *command],
         cwd=ROOT,
@@ -124,7 +129,7 @@ def test_python_m_bots_serve_runs_as_a_real_process(transport: BotTransport) -> 
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        assert line.startswith("Serving strategy 'greedy' at http://127.0.0.1:"), line + (
+        assert line.startswith(f"Serving strategy '{strategy}' at http://127.0.0.1:"), line + (
             process.stderr.read() if process.poll() is not None else ""
         )
         url = line.rsplit(" ", 1)[1].strip()
@@ -147,6 +152,18 @@ def test_every_reference_strategy_can_be_served(transport: BotTransport, strateg
             assert result.ok and result.body["move"] in payload["legal_moves"]
     finally:
         stop()
+
+
+def test_a_strategy_file_without_the_function_is_refused_at_start() -> None:
+    refused = subprocess.run(
+        [sys.executable, "-m", "bots.serve", "--strategy", "examples/starter_bot.py:nothing",
+         "--port", "0", "--secret", BOB_SECRET],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=60,
+    )
+    assert refused.returncode != 0
+    assert "--strategy 'examples/starter_bot.py:nothing': " in refused.stderr
+    assert "has no function nothing" in refused.stderr
 
 
 def test_an_unknown_strategy_is_refused_at_start_naming_the_choices() -> None:
