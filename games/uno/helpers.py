@@ -22,7 +22,7 @@ from .cards import (
     WILD_DRAW_FOUR,
 )
 from .engine import _pass_turn, apply, legal_moves, new_game
-from .errors import IllegalMove, UnoError
+from .errors import IllegalMove, MalformedMove, UnoError
 from .moves import CATCH, KEEP_MOVE, PLAY, UNO, Move
 from .options import Options
 from .state import DRAWN, GameState
@@ -49,9 +49,12 @@ def replay(
     if not isinstance(options, Options):
         options = Options.from_json(options)
     state = new_game(options, seed)
-    for entry in moves:
-        seat, move = _log_entry(entry)
-        apply_recorded(state, seat, move)
+    for number, entry in enumerate(moves, 1):
+        try:
+            seat, move = _log_entry(entry)
+            apply_recorded(state, seat, move)
+        except UnoError as error:  # IllegalMove, MalformedMove: the same kind, saying where
+            raise type(error)(f"move log entry {number}: {error.reason}") from error
     return state
 
 
@@ -191,8 +194,12 @@ def _field(move: Move | Mapping[str, Any], name: str) -> Any:
 
 
 def card_color(code: str) -> str | None:
-    """The colour name of a card code (``"R7"`` -> ``"red"``); None for a wild."""
-    color = COLOR_OF[CODE_TO_CARD[code]]
+    """The colour name of a card code (``"R7"`` -> ``"red"``); None for a wild.
+    ``MalformedMove`` for a code that is no card."""
+    card = CODE_TO_CARD.get(code)
+    if card is None:
+        raise MalformedMove(f"no card has the code {code!r}")
+    color = COLOR_OF[card]
     return None if color == NO_COLOR else COLORS[color]
 
 

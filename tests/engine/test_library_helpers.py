@@ -123,8 +123,16 @@ def test_replay_takes_the_json_move_log_the_api_gives() -> None:
 def test_replay_refuses_a_log_entry_it_cannot_read() -> None:
     with pytest.raises(UnoError, match="'seat' and 'move'"):
         replay({"players": 2}, 1, [{"move": {"type": "draw"}}])
-    with pytest.raises(uno.MalformedMove):
+    with pytest.raises(uno.MalformedMove, match=r"^move log entry 1: "):
         replay({"players": 2}, 1, [(0, {"type": "fly"})])
+
+
+def test_replay_says_which_entry_of_the_log_is_illegal() -> None:
+    options = Options(players=2)
+    _, log = random_game(options, 21, chooser_seed=5)
+    flipped = [*log[:16], (1 - log[16][0], log[16][1]), *log[17:]]
+    with pytest.raises(uno.IllegalMove, match=r"^move log entry 17: "):
+        replay(options, 21, flipped)
 
 
 # --- every seat's moves -------------------------------------------------------------------------
@@ -242,6 +250,11 @@ def test_card_color_names_a_cards_colour_and_none_for_a_wild() -> None:
     assert [uno.card_color(c) for c in ("R7", "YS", "GR", "BD", "W", "W4")] == [
         "red", "yellow", "green", "blue", None, None
     ]
+
+
+def test_card_color_refuses_a_code_that_is_no_card() -> None:
+    with pytest.raises(uno.MalformedMove, match="'XX'"):
+        uno.card_color("XX")
 
 
 def test_random_move_refuses_an_empty_list() -> None:
