@@ -113,10 +113,15 @@ def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int
             result=game_result(games[game_id], seats=seats[game_id]), finished_at=now)
         for number, game_id in todo
     ]
-    game_rows.insert_new(TournamentGame, records)  # ids in the order given: the Elo order
+    ratings = None
     if tournament.rated:
+        # Locked before the rows' ids are drawn: the ids are the Elo order, so a transaction
+        # sharing a bot with this one must draw its ids, and rate, wholly before or after it.
         bots = sorted({b for number, _ in todo for b in plan[number]["seats"]})
-        _elo_apply(_ratings_locked(tournament, bots), records)
+        ratings = _ratings_locked(tournament, bots)
+    game_rows.insert_new(TournamentGame, records)  # ids in the order given: the Elo order
+    if ratings is not None:
+        _elo_apply(ratings, records)
     recorded = {str(n) for n, _ in todo}
     match.live = {k: v for k, v in match.live.items() if k not in recorded}
     match.games_done = F("games_done") + len(todo)

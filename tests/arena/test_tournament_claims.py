@@ -4,17 +4,18 @@ again from the same seed)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import ExitStack
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from arena import records, services
-from arena.models import Match, MatchStatus, Tournament, TournamentGame
+from arena.models import Match, MatchStatus, RatingChange, Tournament, TournamentGame
 from arena.runner import MatchRun
 from bots import dispatch as bot_dispatch
 from bots import runner as bot_runner
@@ -206,6 +207,63 @@ def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: 
     done = Tournament.objects.get(pk=tournament.pk)
     assert_recorded_once(done)
     assert_consistent(done)  # Elo replayed game by game in id order is what was stored
+
+
+@pytest.mark.postgres
+def test_two_matches_sharing_a_bot_rate_their_games_in_the_order_of_their_ids(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record of match A has drawn its games' ids and waits (a slow worker); match B,
+    which shares a bot with it, records meanwhile. B's games get the higher ids, so they must
+    be rated after A's: B waits for A's locks (before: it rated first, and the stored Elo was
+    not a replay of the games in id order)."""
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=1)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        shared = bots[0].pk
+        first, second = [m for m in Match.objects.filter(tournament=tournament).order_by("pk")
+                         if shared in m.bots][:2]
+        finished = {}
+        for match in (first, second):
+            token = services.match_claim(match_id=match.pk)
+            assert token is not None
+            begun = services.games_begin(match_id=match.pk, token=token, items=match.plan[:1])
+            assert begun is not None
+            [(game, _)] = begun
+            bot_runner.play_game(game.pk)
+            finished[match.pk] = (token, [(match.plan[0]["number"], game.pk)])
+
+        drawn, go = threading.Event(), threading.Event()
+        insert = records.game_rows.insert_new
+
+        def slow_insert(model: Any, rows: Any) -> None:
+            insert(model, rows)
+            if threading.current_thread().name == "slow":
+                drawn.set()
+                go.wait(10)
+
+        monkeypatch.setattr(records.game_rows, "insert_new", slow_insert)
+
+        def record(match: Match) -> None:
+            try:
+                token, games = finished[match.pk]
+                assert records.games_record(match_id=match.pk, token=token, finished=games) == 1
+            finally:
+                connection.close()
+
+        slow = threading.Thread(target=record, args=(first,), name="slow")
+        slow.start()
+        assert drawn.wait(10)
+        quick = threading.Thread(target=record, args=(second,), name="quick")
+        quick.start()
+        quick.join(1.0)  # it would be done by now if nothing held it back
+        go.set()
+        slow.join(10)
+        quick.join(10)
+    recorded = list(TournamentGame.objects.filter(tournament=tournament).order_by("pk"))
+    assert [r.match_id for r in recorded] == [first.pk, second.pk]
+    rated = RatingChange.objects.filter(rating__bot_id=shared).order_by("pk")
+    assert [c.game_id for c in rated] == [r.game_id for r in recorded]
 
 
 def test_the_embedded_sweep_goes_on_with_a_tournament_a_stopped_server_left(
