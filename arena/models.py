@@ -23,8 +23,10 @@ class TournamentStatus(models.TextChoices):
 
 class Tournament(models.Model):
     name = models.CharField(max_length=100)
+    # Protected: a tournament's games, records and Elo history are other users' too (their
+    # bots'). A user who owns one is deactivated, not deleted.
     owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="tournaments"
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="tournaments"
     )
     options = models.JSONField(help_text="Engine options (games.uno.Options.to_json()).")
     # arena.ratings.canonical_rule_set(options): the Elo ladder this tournament's games feed.
@@ -98,7 +100,9 @@ class Tournament(models.Model):
 
 class Entrant(models.Model):
     tournament = models.ForeignKey(Tournament, on_delete=models.CASCADE, related_name="entrants")
-    bot = models.ForeignKey("bots.Bot", on_delete=models.CASCADE, related_name="entries")
+    # Protected: a started tournament's schedule names its entrants (a bot deleted from under
+    # it left its matches unplayable); a draft's entrant is withdrawn first.
+    bot = models.ForeignKey("bots.Bot", on_delete=models.PROTECT, related_name="entries")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

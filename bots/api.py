@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from bots import examples, selectors, services, verify
-from bots.errors import BotDisabled, BotSeated, NotBotOwner, VerificationRunning
+from bots.errors import BotDisabled, BotEntered, BotSeated, NotBotOwner, VerificationRunning
 from bots.filters import OUTCOMES, CallFilter
 from bots.models import Bot, BotCall, CallKind
 from bots.serializers import (
@@ -157,11 +157,14 @@ class BotDetailApi(APIView):
         tags=BOTS,
         summary="Delete a bot",
         description="Owner only, and only a bot that never took a seat (409 `bot_seated`: "
-        "disable it instead, its games keep their history).",
+        "disable it instead, its games keep their history) and is entered in no tournament "
+        "(409 `bot_entered`: withdraw it from a draft first; a started tournament keeps its "
+        "entrants).",
         parameters=[BOT_ID],
         responses={
             204: OpenApiResponse(description="Deleted."),
-            **error_responses(401, 403, 404, 409, raises=[NotBotOwner(), BotSeated()]),
+            **error_responses(401, 403, 404, 409,
+                              raises=[NotBotOwner(), BotSeated(), BotEntered()]),
         },
     )
     def delete(self, request: Request, id: int) -> Response:

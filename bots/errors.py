@@ -25,6 +25,14 @@ class BotSeated(ApiError):
     default_detail = "The bot has seats in games; disable it instead of deleting it."
 
 
+class BotEntered(ApiError):
+    status_code = 409
+    default_code = "bot_entered"
+    default_detail = ("The bot is entered in a tournament: withdraw it from a draft first; a "
+                      "started tournament keeps its entrants. Disable it instead of deleting "
+                      "it.")
+
+
 class VerificationRunning(Throttled):
     """One verification at a time per user and server process: each holds a request thread
     for its whole validation game."""

@@ -12,12 +12,12 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, ProtectedError
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from bots import guard, signing
-from bots.errors import BotDisabled, BotSeated, NotBotOwner
+from bots.errors import BotDisabled, BotEntered, BotSeated, NotBotOwner
 from bots.models import NAME_PATTERN, Bot, BotCall, BotCounter
 from games import rows as game_rows
 
@@ -126,11 +126,17 @@ def bot_rotate_secret(*, bot: Bot) -> str:
 
 @transaction.atomic
 def bot_delete(*, bot: Bot) -> None:
+    """Delete a bot with no record: one that never took a seat (``BotSeated``) and is entered
+    in no tournament (the entries protect it: ``BotEntered``)."""
     from games.models import Seat
 
     if Seat.objects.filter(bot=bot).exists():
         raise BotSeated()
-    bot.delete()
+    try:
+        with transaction.atomic():
+            bot.delete()
+    except ProtectedError as error:  # what protects it is the arena's: a tournament entry
+        raise BotEntered() from error
 
 
 def signing_secrets(bot: Bot) -> list[str]:

@@ -475,3 +475,18 @@ def test_a_game_outside_tournaments_names_none(staff: Client, alice: Any, bob: A
     game = finished_game(alice, bob, seed=5)
     html = staff.get(f"/admin/games/game/{game.pk}/change/").content.decode()
     assert "Tournament:" in html and " of it)" not in html
+
+
+def test_staff_deleting_a_tournaments_owner_are_told_what_protects_them(
+    staff: Client, world: World, alice: Any
+) -> None:
+    """A tournament's games and Elo history are other users' bots' too: the admin shows what
+    protects the user (deactivate it instead), deletes nothing, and answers no 500."""
+    owner = world.running.owner
+    page = staff.get(f"/admin/auth/user/{owner.pk}/delete/")
+    assert page.status_code == 200
+    assert "Cannot delete user" in page.content.decode()
+    refused = staff.post(f"/admin/auth/user/{owner.pk}/delete/", {"post": "yes"})
+    assert refused.status_code in (200, 403)
+    assert type(owner).objects.filter(pk=owner.pk).exists()
+    assert Tournament.objects.filter(pk=world.running.pk).exists()

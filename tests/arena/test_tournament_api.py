@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.db.models import ProtectedError
 from rest_framework.test import APIClient
 
 from arena import records
@@ -359,6 +360,48 @@ def test_only_the_owner_or_staff_change_a_draft_and_nobody_one_that_started(
                            format="json")
     assert kept.status_code == 409 and kept.json()["code"] == "tournament_conflict"
     assert Tournament.objects.get(pk=cancelled["id"]).name == "Friday"
+
+
+def test_an_entered_bot_is_not_deleted_from_under_its_tournament(
+    alice_api: APIClient, bob_api: APIClient, alice_bot: Bot, bob_bot: Bot
+) -> None:
+    """A started tournament's schedule names its entrants: deleting one left its matches
+    unplayable, and the tournament running for ever. A draft's entrant is withdrawn first."""
+    draft, started = create(alice_api), create(alice_api)
+    for tournament in (draft, started):
+        assert enter(alice_api, tournament, alice_bot).status_code == 201
+    assert enter(bob_api, started, bob_bot).status_code == 201
+    assert alice_api.post(f"/api/tournaments/{started['id']}/start/").status_code == 200
+    for client, bot in ((bob_api, bob_bot), (alice_api, alice_bot)):
+        kept = client.delete(f"/api/bots/{bot.pk}/")
+        assert kept.status_code == 409 and kept.json()["code"] == "bot_entered", kept.content
+        assert Bot.objects.filter(pk=bot.pk).exists()
+    assert Entrant.objects.filter(tournament_id=started["id"]).count() == 2
+    withdrawn = alice_api.post(f"/api/tournaments/{started['id']}/cancel/")
+    assert withdrawn.status_code == 200  # cancelled: its entrants are still its record
+    assert bob_api.delete(f"/api/bots/{bob_bot.pk}/").status_code == 409
+
+
+def test_a_bot_withdrawn_from_every_draft_can_be_deleted(
+    alice_api: APIClient, bob_api: APIClient, bob_bot: Bot
+) -> None:
+    tournament = create(alice_api)
+    assert enter(bob_api, tournament, bob_bot).status_code == 201
+    assert bob_api.delete(f"/api/bots/{bob_bot.pk}/").status_code == 409
+    url = f"/api/tournaments/{tournament['id']}/entrants/{bob_bot.pk}/"
+    assert bob_api.delete(url).status_code == 204
+    assert bob_api.delete(f"/api/bots/{bob_bot.pk}/").status_code == 204
+
+
+def test_a_user_who_owns_a_tournament_is_not_deleted_with_it(
+    alice: Any, alice_api: APIClient
+) -> None:
+    """Its games and Elo history are other users' bots' too: the admin deactivates such a
+    user instead (a delete is refused, and deletes nothing)."""
+    tournament = create(alice_api)
+    with pytest.raises(ProtectedError):
+        alice.delete()
+    assert Tournament.objects.filter(pk=tournament["id"]).exists()
 
 
 def test_staff_delete_a_draft_and_nobody_deletes_one_that_started(
