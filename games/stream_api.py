@@ -379,7 +379,7 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
         state, first = await _db(stream.open_stream)(user_id=listener.user_id, since=since)
         if sse:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
-        yield b"".join(encode(event) for event in first) or encode(stream.HEARTBEAT)
+        yield b"".join(encode(event) for event in first) or encode(stream.heartbeat(state))
         loop = asyncio.get_running_loop()
         recheck = HeldRecheck()
         recheck.after(state, loop.time(), looked=True)
@@ -438,7 +438,7 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
                 yield b"".join(encode(event) for event in events)
             if quiet >= heartbeat:
                 quiet = 0.0
-                yield encode(stream.HEARTBEAT)
+                yield encode(stream.heartbeat(state))
     finally:
         routes.remove(listener)
         release_slot(user_id)
@@ -498,14 +498,17 @@ stream.
 
 NDJSON (one JSON object per line) by default; Server-Sent Events with
 `Accept: text/event-stream` (the same JSON in `data`, the type in `event`, heartbeats as
-comments).
+comments with an `id:` line).
 
-Every event but a heartbeat has an `id`. Reconnect with the last one you got (`?since=<id>`, or the
-`Last-Event-ID` header an EventSource sends by itself) and you get every `started`, `strike`,
-`forfeited` and `ended` after it, none twice, and a `turn` for each game awaiting you. A
-`turn` is the game as it is: after a reconnect, or when the game moved on meanwhile, you get
-the current one (check its `version`). Without `since`, the stream starts with your running
-games (`started`) and the turns awaiting you.
+Every event has an `id`, a heartbeat too: the stream's resume cursor as it stands, not the
+event's name (a `turn` or a heartbeat carries the id of the event before it; a fresh stream's
+`started` events share one), so never tell events apart by it. Reconnect with the last one you
+got (`?since=<id>`, or the `Last-Event-ID` header an EventSource sends by itself) and you get
+every `started`, `strike`, `forfeited` and `ended` after it, none twice, and a `turn` for each
+game awaiting you. A `turn` is the game as it is: after a reconnect, or when the game moved on
+meanwhile, you get the current one (check its `version`). Without `since`, the stream starts
+with your running games (`started`) and the turns awaiting you, or with a heartbeat: a resume
+point before your first event.
 
 Streams are capped per user and per server process: past a cap, a 429 `too_many_streams` with
 `Retry-After`."""
@@ -548,7 +551,7 @@ class StreamApi(APIView):
             (200, stream.SSE): OpenApiResponse(
                 StreamEventSchema,
                 "The same events as Server-Sent Events: `id`, `event` (the type) and `data` "
-                "(the JSON); heartbeats are comments.",
+                "(the JSON); a heartbeat is a comment and its `id`.",
             ),
             **error_responses(400, 401, 429, raises=[
                 BadCursor({"since": ["An event id from this stream, like \"5407-81\"."]}),

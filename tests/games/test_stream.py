@@ -187,6 +187,34 @@ def test_a_reconnect_with_since_or_last_event_id_misses_nothing_and_repeats_noth
             assert quiet["type"] == "heartbeat"  # nothing else: no repeat of "started" one
 
 
+def test_a_heartbeat_gives_bob_a_resume_point_before_his_first_event(server, alice, bob):
+    """bob connects before he is seated: only heartbeats come, each with the stream's cursor.
+    A game of his starts and ends while he is away; resuming from the last heartbeat's id
+    (``since``, or an EventSource's ``Last-Event-ID``) he gets all of it, and nothing older."""
+    from games.stream import Cursor
+
+    alice_key, bob_key = key_of(alice), key_of(bob)
+    for sse in (False, True):
+        with open_stream(server, bob_key, sse=sse) as fresh:
+            beats = [fresh.next(heartbeats=True) for _ in range(2)]
+            assert [beat["type"] for beat in beats] == ["heartbeat"] * 2
+            assert beats[0]["id"] == beats[1]["id"] == fresh.last_id  # nothing happened
+        game = start_a_game(server, alice_key, bob_key)
+        while play_awaited(server, game["id"], [alice_key, bob_key]) is not None:
+            pass
+        resume = {"last_event_id": fresh.last_id, "sse": True} if sse else \
+            {"since": fresh.last_id}
+        with open_stream(server, bob_key, **resume) as again:
+            events = [again.next(), again.next()]
+            assert [(e["type"], e["game"]) for e in events] == [
+                ("started", game["id"]), ("ended", game["id"])]
+            later = again.next(heartbeats=True)
+            assert later["type"] == "heartbeat"  # and nothing more (the last loop's game)
+        ids = [Cursor.parse(each["id"]) for each in (*beats, *events, later)]
+        assert ids == sorted(ids), "a cursor never goes back"
+        assert ids[-1] == ids[-2]  # a heartbeat: the cursor as it stands
+
+
 def test_a_fresh_stream_starts_with_the_running_games_and_the_turns_awaiting(
     server, alice, bob
 ):
