@@ -135,6 +135,19 @@ class StreamState:
             del self.over[next(iter(self.over))]
 
 
+def ahead(cursor: Cursor) -> bool:
+    """Whether ``cursor`` is past every cursor this server can have handed out: past the
+    horizon now (64-bit positions on PostgreSQL, the xid's epoch and all: ``rows``). An id is
+    a snapshot's ``(horizon, 0)``, a settled row's (below its read's horizon) or the cursor as
+    it stood, and the horizon never goes back: a transaction of this database running now ran
+    at that read too (then it counted: the horizon is the oldest such) or began after it (its
+    id past that read's xmax); on SQLite it is past the highest row id ever given. Resumed
+    from, such a cursor (another server's, or from before the database was replaced) would
+    skip every row below it for good."""
+    horizon, _ = rows.stream_events([], ROW_KINDS)
+    return cursor > Cursor(horizon, 0)
+
+
 def resume_window() -> timedelta:
     return timedelta(seconds=settings.STREAM_RESUME_SECONDS)
 

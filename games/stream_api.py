@@ -69,6 +69,15 @@ class BadCursor(exceptions.ValidationError):
     pass
 
 
+# Where a cursor comes from, named so in a 400: the one the client sent.
+SINCE, LAST_EVENT_ID = "since", "Last-Event-ID"
+NOT_A_CURSOR = 'An event id from this stream, like "5407-81".'
+CURSOR_AHEAD = (
+    "Ahead of this stream: no event has had this id yet (an id from another server, or from "
+    "before its database was replaced). Connect without it to start afresh."
+)
+
+
 def _db(function: Any) -> Any:
     """``function`` run on one of the waiting requests' threads (``games.waiting``: their
     database connections persist, and are checked before reuse)."""
@@ -268,22 +277,29 @@ def _error(exc: exceptions.APIException) -> HttpResponse:
     return response
 
 
-def _cursor_of(request: HttpRequest) -> stream.Cursor | None:
-    """``since`` or, failing it, ``Last-Event-ID`` (an EventSource resends the last id)."""
-    text = request.GET.get("since") or request.META.get("HTTP_LAST_EVENT_ID", "")
-    unknown = set(request.GET) - {"since"}
+def _cursor_of(request: HttpRequest) -> tuple[stream.Cursor | None, str]:
+    """``since`` or, failing it, ``Last-Event-ID`` (an EventSource resends the last id), and
+    which of the two it came from."""
+    unknown = set(request.GET) - {SINCE}
     if unknown:
         raise exceptions.ValidationError({sorted(unknown)[0]: ["Unknown query parameter."]})
-    if request.GET.get("since") == "":  # given empty: a 400, as every query parameter's is
-        raise exceptions.ValidationError({"since": ["This field may not be blank."]})
+    if request.GET.get(SINCE) == "":  # given empty: a 400, as every query parameter's is
+        raise BadCursor({SINCE: ["This field may not be blank."]})
+    source = SINCE if SINCE in request.GET else LAST_EVENT_ID
+    text = request.GET.get(SINCE) or request.META.get("HTTP_LAST_EVENT_ID", "")
     if not text:
-        return None
+        return None, source
     cursor = stream.Cursor.parse(text)
     if cursor is None:
-        raise exceptions.ValidationError(
-            {"since": ["An event id from this stream, like \"5407-81\"."]}
-        )
-    return cursor
+        raise BadCursor({source: [NOT_A_CURSOR]})
+    return cursor, source
+
+
+def _refuse_ahead(cursor: stream.Cursor | None, source: str) -> None:
+    """A 400 for a cursor this server never handed out (``stream.ahead``): taken, it would
+    answer 200 and silently skip every event below it."""
+    if cursor is not None and stream.ahead(cursor):
+        raise BadCursor({source: [CURSOR_AHEAD]})
 
 
 def _wants_sse(request: HttpRequest) -> bool:
@@ -313,8 +329,9 @@ def stream_start(request: HttpRequest) -> HttpResponse:
         response["Allow"] = "GET"
         return response
     try:
-        since = _cursor_of(request)
+        since, source = _cursor_of(request)
         user = _authenticate(request)
+        _refuse_ahead(since, source)  # a read: for a user only
         take_slot(user.pk)
     except exceptions.APIException as exc:
         return _error(exc)
@@ -527,7 +544,9 @@ class StreamApi(APIView):
             OpenApiParameter(
                 "since", str, required=False, pattern=CURSOR_PATTERN,
                 description="Resume after this event id (the `id` of the last event you got); "
-                "`Last-Event-ID` does the same. Anything else is a 400.",
+                "`Last-Event-ID` does the same. Anything else is a 400 `invalid` naming the one "
+                "you sent, and so is an id this server never gave (ahead of the stream: from "
+                "another server, or before its database was replaced): connect without it.",
                 examples=[OpenApiExample("After event 5407-81", value="5407-81")],
             ),
             OpenApiParameter(
@@ -554,7 +573,7 @@ class StreamApi(APIView):
                 "(the JSON); a heartbeat is a comment and its `id`.",
             ),
             **error_responses(400, 401, 429, raises=[
-                BadCursor({"since": ["An event id from this stream, like \"5407-81\"."]}),
+                BadCursor({SINCE: [NOT_A_CURSOR]}),
                 TooManyStreams(),
             ]),
         },

@@ -263,12 +263,61 @@ def test_it_refuses_a_bad_cursor_an_unknown_parameter_and_no_credentials(server,
         status, body, _ = call(server, "GET", path, key=bob_key)
         assert (status, body["code"]) == (400, "invalid")
         assert list(body["fields"]) == [field]  # named, as every validation error does
+    status, body, _ = call(server, "GET", "/api/stream/", key=bob_key,
+                           headers={"Last-Event-ID": "12"})
+    assert (status, body["code"]) == (400, "invalid")
+    assert list(body["fields"]) == ["Last-Event-ID"]  # the header bob sent, not "since"
     status, body, _ = call(server, "GET", "/api/stream/")
     assert (status, body["code"]) == (401, "not_authenticated")
     status, body, _ = call(server, "GET", "/api/stream/", key="nonsense")
     assert status == 401
     status, body, _ = call(server, "POST", "/api/stream/", key=bob_key)
     assert status == 405
+
+
+def test_it_refuses_a_cursor_it_never_gave_so_bob_does_not_skip_his_games_unawares(
+    server, alice, bob
+):
+    """A cursor past the stream's position (another server's, or from before the database
+    was replaced) was answered 200 and kept: every event below it was skipped for good, a
+    whole game's among them. Now a 400 naming what bob sent; the position itself is fine."""
+    alice_key, bob_key = key_of(alice), key_of(bob)
+    with open_stream(server, bob_key) as fresh:
+        position = int(fresh.next(heartbeats=True)["id"].split("-")[0])
+    ahead = f"{position + 10**9}-0"
+    for asked, field in (({"since": ahead}, "since"), ({"last_event_id": ahead}, "Last-Event-ID"),
+                         ({"since": "999999999-0"}, "since")):
+        with open_stream(server, bob_key, **asked) as refused:
+            assert refused.status == 400
+            body = refused.error()
+            assert body["code"] == "invalid" and list(body["fields"]) == [field]
+    game = start_a_game(server, alice_key, bob_key)
+    with open_stream(server, bob_key, since=f"{position}-0") as resumed:
+        assert resumed.status == 200
+        started = resumed.next()
+        assert (started["type"], started["game"]) == ("started", game["id"])
+
+
+def test_the_horizon_stays_where_it_was_when_the_newest_events_are_deleted(alice, bob, charlie):
+    """On SQLite the horizon was the highest event id still there: a game deleted (a user's
+    go with the user) sent it back below cursors already handed out, which were then refused
+    as never given."""
+    from games import rows, stream
+    from games import services as game_services
+    from games.models import Game
+
+    def a_started_game(creator: Any, rival: Any) -> int:
+        game = game_services.game_create(user=creator, options={"single_hand": True}, seats=2)
+        game_services.seat_join(game_id=game.pk, user=rival)
+        game_services.game_start(game_id=game.pk, user=creator)
+        return game.pk
+
+    a_started_game(alice, bob)
+    newest = a_started_game(charlie, bob)
+    horizon, _ = rows.stream_events([], stream.ROW_KINDS)
+    Game.objects.filter(pk=newest).delete()
+    assert rows.stream_events([], stream.ROW_KINDS)[0] >= horizon
+    assert not stream.ahead(stream.Cursor(horizon, 0))
 
 
 def test_past_the_cap_a_stream_is_a_429_with_retry_after_and_a_closed_one_frees_its_slot(bob):
