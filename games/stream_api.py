@@ -527,8 +527,14 @@ meanwhile, you get the current one (check its `version`). Without `since`, the s
 with your running games (`started`) and the turns awaiting you, or with a heartbeat: a resume
 point before your first event.
 
-Streams are capped per user and per server process: past a cap, a 429 `too_many_streams` with
-`Retry-After`."""
+A `turn` is sent once per game version (again only after a reconnect): if your move fails
+(a 429 or 503, a 500, a dropped connection), send it again, with the same `Idempotency-Key`;
+nothing on the stream asks twice. A `turn` comes only when your seat is awaited: an Uno-catch
+window or a jump-in out of turn is never on the stream (follow the game with a long poll for
+those).
+
+Streams are capped per user in each server process, and per process (not across the
+server): past a cap, a 429 `too_many_streams` with `Retry-After`."""
 
 
 class StreamApi(APIView):

@@ -192,3 +192,22 @@ def test_two_copies_of_the_documented_long_poll_loop_play_a_game_through(
             player.join(240)
     assert not failures and not any(player.is_alive() for player in players), failures
     assert Game.objects.get(pk=game["id"]).status == GameStatus.FINISHED
+
+
+def test_the_stream_section_tells_a_bot_writer_what_the_stream_itself_does_not(
+    settings: Any,
+) -> None:
+    """What a bot writer playing over the stream learnt the hard way (an outside review):
+    a turn comes once, ids are cursors, out-of-turn chances never come, the caps are each
+    process's, and the example bot answers its games one at a time."""
+    text = " ".join(section(API_DOC, "## One stream for all your games").split())
+    assert "A `turn` is sent once per game version" in text
+    assert "Every event has an `id`, a heartbeat too" in text
+    assert "Never tell events apart by id" in text
+    assert "A `turn` comes only when your seat is awaited" in text
+    assert "Uno-catch window" in text and "jump-in" in text
+    assert "in each web process, not across the server" in text
+    assert f"`STREAM_MAX_PER_USER` ({settings.STREAM_MAX_PER_USER})" in text
+    assert "one at a time, on one loop" in text and "N·t" in text
+    limits = " ".join(section(API_DOC, "## Rate limits").split())
+    assert "capped in each web process, not across the server" in limits
