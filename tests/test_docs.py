@@ -211,3 +211,17 @@ def test_the_stream_section_tells_a_bot_writer_what_the_stream_itself_does_not(
     assert "one at a time, on one loop" in text and "N·t" in text
     limits = " ".join(section(API_DOC, "## Rate limits").split())
     assert "capped in each web process, not across the server" in limits
+
+
+def heading_anchor(heading: str) -> str:
+    """The anchor a Markdown renderer (GitHub's) gives a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_the_readme_quickstart_points_bots_with_no_endpoint_to_the_stream_section() -> None:
+    quickstart = section(README, "## Write a bot: quickstart")
+    linked = re.findall(r"\(docs/api\.md#([\w-]+)\)", quickstart)
+    anchors = {heading_anchor(line.lstrip("#")) for line in API_DOC.splitlines()
+               if line.startswith("#")}
+    assert "one-stream-for-all-your-games" in linked
+    assert set(linked) <= anchors, sorted(set(linked) - anchors)
