@@ -98,8 +98,20 @@ def play(api: httpx.Client, game: int, rng: random.Random, marks: dict[int, floa
     """docs/api.md's minimal bot loop, verbatim but for the random source and the marks:
     when this bot first held each version it then moved at (wall clock), and when it sent that
     move (key: minus the version)."""
-    response = api.get(f"/games/{game}/view/")
+
+    def send(method: str, path: str, **kwargs: Any) -> httpx.Response:
+        while True:
+            response = api.request(method, path, **kwargs)
+            if response.status_code != 429 and response.status_code < 500:
+                return response
+            time.sleep(float(response.headers.get("Retry-After", "1")))
+
+    response = send("GET", f"/games/{game}/view/")
     while True:
+        if response.status_code in (401, 403, 404):
+            raise SystemExit(f"game {game}: {response.status_code} {response.json()['detail']}")
+        if response.status_code not in (200, 201, 304, 409):
+            response.raise_for_status()
         if response.status_code in (200, 201):
             received = time.time()
             body = response.json()
@@ -110,16 +122,14 @@ def play(api: httpx.Client, game: int, rng: random.Random, marks: dict[int, floa
                 move = rng.choice(view["legal_moves"])
                 marks.setdefault(body["version"], received)
                 marks[-body["version"]] = time.time()
-                response = api.post(f"/games/{game}/moves/", params={"wait": 25, "until": "turn"},
-                                    json={"version": body["version"], "move": move},
-                                    headers={"Idempotency-Key": str(uuid.uuid4())})
-                if response.status_code == 201:
-                    continue
-                if response.status_code != 409:
-                    response.raise_for_status()
+                response = send("POST", f"/games/{game}/moves/",
+                                params={"wait": 25, "until": "turn"},
+                                json={"version": body["version"], "move": move},
+                                headers={"Idempotency-Key": str(uuid.uuid4())})
+                continue
         etag = response.headers.get("ETag", "")
-        response = api.get(f"/games/{game}/view/", params={"wait": 25, "until": "turn"},
-                           headers={"If-None-Match": etag} if etag else {})
+        response = send("GET", f"/games/{game}/view/", params={"wait": 25, "until": "turn"},
+                        headers={"If-None-Match": etag} if etag else {})
 
 
 def moves_of(api: httpx.Client, game: int) -> list[dict[str, Any]]:

@@ -273,8 +273,9 @@ class GameEventsApi(APIView):
         description="Public events after version `since`: joins, start, moves, strikes, "
         "forfeits, the end. Each event has its own version. With `wait` (seconds, up to 25) "
         "the request waits until something happens instead of answering empty, so a client "
-        "can follow a game without hammering the server. Over the cap on waiting requests (per "
-        "user and per server process) a `wait` is a 429 `too_many_waits` with `Retry-After`.",
+        "can follow a game without hammering the server. Over a cap on waiting requests (per "
+        "user in each server process, and per process; not across the server) a `wait` is a "
+        "429 `too_many_waits` with `Retry-After`.",
         parameters=[GAME_ID, EventsQuery, RETRY_AFTER],
         responses={
             200: OpenApiResponse(

@@ -71,8 +71,8 @@ class GameViewApi(APIView):
         "`version` to send with your move. Sends an `ETag`; with `If-None-Match` you get a "
         "304 until something changes. Add `wait` (seconds, up to 25) to hold the request "
         "until something changes: the cheapest way for a bot to wait for its turn. Waiting "
-        "requests are capped per user and per server process: over a cap, a `wait` is a 429 "
-        "`too_many_waits` with `Retry-After`.",
+        "requests are capped per user in each server process, and per process (not across "
+        "the server): over a cap, a `wait` is a 429 `too_many_waits` with `Retry-After`.",
         parameters=[
             GAME_ID,
             ViewQuery,
@@ -241,9 +241,9 @@ class GameMovesApi(generics.GenericAPIView):
             "With `wait`, the answer comes when the game changes again after your move (or "
             "when the wait ends), carrying your view at that version: a bot can play a whole "
             "game with one request per move. If the next decision is yours anyway (a Skip, "
-            "a drawn card to play or keep) it answers at once. Over the cap on waiting "
-            "requests (per user and per server process) the move is played and answered at "
-            "once, without waiting."
+            "a drawn card to play or keep) it answers at once. Over a cap on waiting "
+            "requests (per user in each server process, and per process) the move is played "
+            "and answered at once, without waiting."
         ),
         parameters=[
             GAME_ID,

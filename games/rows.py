@@ -440,10 +440,15 @@ def _stream_events_sql(vendor: str, kinds: tuple[str, ...], games: int) -> str:
     table = _q(event.db_table)
     if vendor != "postgresql":
         marks = ", ".join(["%s"] * games)
-        # One writer at a time: every row committed is settled, the next gets a higher id.
+        # One writer at a time: every row committed is settled, the next gets a higher id. The
+        # horizon is past the highest id ever given (AUTOINCREMENT keeps it in sqlite_sequence),
+        # not only the highest still there: with the newest rows deleted (a user's games go
+        # with the user) it would go back, below cursors already handed out.
+        given = f"(SELECT seq FROM sqlite_sequence WHERE name = '{event.db_table}')"
         return (
             f"SELECT h.lo, {columns}, e.{_q('id')} FROM "
-            f"(SELECT COALESCE(MAX({_q('id')}), 0) + 1 AS lo FROM {table}) h "
+            f"(SELECT MAX(COALESCE(MAX({_q('id')}), 0), COALESCE({given}, 0)) + 1 AS lo "
+            f"FROM {table}) h "
             f"LEFT JOIN {table} e ON e.{game_id} IN ({marks}) AND e.{kind} IN ({kind_list})"
         )
     position = (

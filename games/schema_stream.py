@@ -83,8 +83,10 @@ class StreamEnded(serializers.Serializer):
 
 
 class StreamHeartbeat(serializers.Serializer):
-    """Sent on a quiet stream now and then (NDJSON only; SSE sends a comment)."""
+    """Sent on a quiet stream now and then, with the cursor as it stands (SSE sends a comment
+    and an `id:` line): resuming from it misses nothing, before your first event too."""
 
+    id = _id()
     type = Discriminator("heartbeat")
 
 
@@ -112,5 +114,5 @@ STREAM_EXAMPLES = [
     _example("ended", {"id": "5502-97", "type": "ended", "game": 7, "version": 40,
                        "status": "finished", "reason": "match", "winner": 0,
                        "scores": [112, 0]}),
-    _example("heartbeat", {"type": "heartbeat"}),
+    _example("heartbeat", {"id": "5502-97", "type": "heartbeat"}),
 ]

@@ -26,6 +26,11 @@ moves are heard.
 version passed the last turn sent for it and the seat is awaited, also right after every
 (re)connect, and never before a game's unsettled rows (so ``started`` comes before the first
 turn, ``ended`` ends it). Its ``id`` is the cursor as it stands (it moves nothing).
+
+``heartbeat`` (a quiet stream's sign of life) carries the cursor as it stands too, so a client
+has a resume point before any event: a fresh stream's cursor is its snapshot's horizon (every
+row committed from then on is past it), and a resume from it gets every row of the user's games
+committed since. The cursor never goes back: it only moves to a settled row past it.
 """
 
 from __future__ import annotations
@@ -128,6 +133,19 @@ class StreamState:
         self.over[game_id] = None
         if len(self.over) > OVER_KEPT:
             del self.over[next(iter(self.over))]
+
+
+def ahead(cursor: Cursor) -> bool:
+    """Whether ``cursor`` is past every cursor this server can have handed out: past the
+    horizon now (64-bit positions on PostgreSQL, the xid's epoch and all: ``rows``). An id is
+    a snapshot's ``(horizon, 0)``, a settled row's (below its read's horizon) or the cursor as
+    it stood, and the horizon never goes back: a transaction of this database running now ran
+    at that read too (then it counted: the horizon is the oldest such) or began after it (its
+    id past that read's xmax); on SQLite it is past the highest row id ever given. Resumed
+    from, such a cursor (another server's, or from before the database was replaced) would
+    skip every row below it for good."""
+    horizon, _ = rows.stream_events([], ROW_KINDS)
+    return cursor > Cursor(horizon, 0)
 
 
 def resume_window() -> timedelta:
@@ -363,19 +381,23 @@ def to_json(event: dict[str, Any]) -> str:
 
 
 def ndjson(event: dict[str, Any]) -> bytes:
-    """One event as a line of JSON (a heartbeat too: ``{"type":"heartbeat"}``)."""
+    """One event as a line of JSON (a heartbeat too: ``{"id":"5407-81","type":"heartbeat"}``)."""
     return (to_json(event) + "\n").encode()
 
 
 def sse(event: dict[str, Any]) -> bytes:
     """One event as a Server-Sent Event: ``id`` (an ``EventSource`` resends it as
     ``Last-Event-ID``), ``event`` (the type) and ``data`` (the same JSON as NDJSON). A
-    heartbeat is a comment, which ``EventSource`` ignores."""
+    heartbeat is a comment and its ``id``: with no ``data`` an ``EventSource`` dispatches
+    nothing, but takes the id as its last one all the same."""
     if event.get("type") == "heartbeat":
-        return b": heartbeat\n\n"
+        return f": heartbeat\nid: {event['id']}\n\n".encode()
     lines = [f"id: {event['id']}"] if "id" in event else []
     lines += [f"event: {event['type']}", f"data: {to_json(event)}"]
     return ("\n".join(lines) + "\n\n").encode()
 
 
-HEARTBEAT = {"type": "heartbeat"}
+def heartbeat(state: StreamState) -> dict[str, Any]:
+    """A quiet stream's sign of life, with the cursor as it stands as its ``id``: a client that
+    connected before any event of its own (not seated yet) has a resume point all the same."""
+    return {"id": str(state.cursor), "type": "heartbeat"}

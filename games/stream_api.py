@@ -69,6 +69,15 @@ class BadCursor(exceptions.ValidationError):
     pass
 
 
+# Where a cursor comes from, named so in a 400: the one the client sent.
+SINCE, LAST_EVENT_ID = "since", "Last-Event-ID"
+NOT_A_CURSOR = 'An event id from this stream, like "5407-81".'
+CURSOR_AHEAD = (
+    "Ahead of this stream: no event has had this id yet (an id from another server, or from "
+    "before its database was replaced). Connect without it to start afresh."
+)
+
+
 def _db(function: Any) -> Any:
     """``function`` run on one of the waiting requests' threads (``games.waiting``: their
     database connections persist, and are checked before reuse)."""
@@ -268,22 +277,29 @@ def _error(exc: exceptions.APIException) -> HttpResponse:
     return response
 
 
-def _cursor_of(request: HttpRequest) -> stream.Cursor | None:
-    """``since`` or, failing it, ``Last-Event-ID`` (an EventSource resends the last id)."""
-    text = request.GET.get("since") or request.META.get("HTTP_LAST_EVENT_ID", "")
-    unknown = set(request.GET) - {"since"}
+def _cursor_of(request: HttpRequest) -> tuple[stream.Cursor | None, str]:
+    """``since`` or, failing it, ``Last-Event-ID`` (an EventSource resends the last id), and
+    which of the two it came from."""
+    unknown = set(request.GET) - {SINCE}
     if unknown:
         raise exceptions.ValidationError({sorted(unknown)[0]: ["Unknown query parameter."]})
-    if request.GET.get("since") == "":  # given empty: a 400, as every query parameter's is
-        raise exceptions.ValidationError({"since": ["This field may not be blank."]})
+    if request.GET.get(SINCE) == "":  # given empty: a 400, as every query parameter's is
+        raise BadCursor({SINCE: ["This field may not be blank."]})
+    source = SINCE if SINCE in request.GET else LAST_EVENT_ID
+    text = request.GET.get(SINCE) or request.META.get("HTTP_LAST_EVENT_ID", "")
     if not text:
-        return None
+        return None, source
     cursor = stream.Cursor.parse(text)
     if cursor is None:
-        raise exceptions.ValidationError(
-            {"since": ["An event id from this stream, like \"5407-81\"."]}
-        )
-    return cursor
+        raise BadCursor({source: [NOT_A_CURSOR]})
+    return cursor, source
+
+
+def _refuse_ahead(cursor: stream.Cursor | None, source: str) -> None:
+    """A 400 for a cursor this server never handed out (``stream.ahead``): taken, it would
+    answer 200 and silently skip every event below it."""
+    if cursor is not None and stream.ahead(cursor):
+        raise BadCursor({source: [CURSOR_AHEAD]})
 
 
 def _wants_sse(request: HttpRequest) -> bool:
@@ -313,8 +329,9 @@ def stream_start(request: HttpRequest) -> HttpResponse:
         response["Allow"] = "GET"
         return response
     try:
-        since = _cursor_of(request)
+        since, source = _cursor_of(request)
         user = _authenticate(request)
+        _refuse_ahead(since, source)  # a read: for a user only
         take_slot(user.pk)
     except exceptions.APIException as exc:
         return _error(exc)
@@ -379,7 +396,7 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
         state, first = await _db(stream.open_stream)(user_id=listener.user_id, since=since)
         if sse:
             yield f"retry: {SSE_RETRY_MS}\n\n".encode()
-        yield b"".join(encode(event) for event in first) or encode(stream.HEARTBEAT)
+        yield b"".join(encode(event) for event in first) or encode(stream.heartbeat(state))
         loop = asyncio.get_running_loop()
         recheck = HeldRecheck()
         recheck.after(state, loop.time(), looked=True)
@@ -438,7 +455,7 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
                 yield b"".join(encode(event) for event in events)
             if quiet >= heartbeat:
                 quiet = 0.0
-                yield encode(stream.HEARTBEAT)
+                yield encode(stream.heartbeat(state))
     finally:
         routes.remove(listener)
         release_slot(user_id)
@@ -498,17 +515,26 @@ stream.
 
 NDJSON (one JSON object per line) by default; Server-Sent Events with
 `Accept: text/event-stream` (the same JSON in `data`, the type in `event`, heartbeats as
-comments).
+comments with an `id:` line).
 
-Every event but a heartbeat has an `id`. Reconnect with the last one you got (`?since=<id>`, or the
-`Last-Event-ID` header an EventSource sends by itself) and you get every `started`, `strike`,
-`forfeited` and `ended` after it, none twice, and a `turn` for each game awaiting you. A
-`turn` is the game as it is: after a reconnect, or when the game moved on meanwhile, you get
-the current one (check its `version`). Without `since`, the stream starts with your running
-games (`started`) and the turns awaiting you.
+Every event has an `id`, a heartbeat too: the stream's resume cursor as it stands, not the
+event's name (a `turn` or a heartbeat carries the id of the event before it; a fresh stream's
+`started` events share one), so never tell events apart by it. Reconnect with the last one you
+got (`?since=<id>`, or the `Last-Event-ID` header an EventSource sends by itself) and you get
+every `started`, `strike`, `forfeited` and `ended` after it, none twice, and a `turn` for each
+game awaiting you. A `turn` is the game as it is: after a reconnect, or when the game moved on
+meanwhile, you get the current one (check its `version`). Without `since`, the stream starts
+with your running games (`started`) and the turns awaiting you, or with a heartbeat: a resume
+point before your first event.
 
-Streams are capped per user and per server process: past a cap, a 429 `too_many_streams` with
-`Retry-After`."""
+A `turn` is sent once per game version (again only after a reconnect): if your move fails
+(a 429 or 503, a 500, a dropped connection), send it again, with the same `Idempotency-Key`;
+nothing on the stream asks twice. A `turn` comes only when your seat is awaited: an Uno-catch
+window or a jump-in out of turn is never on the stream (follow the game with a long poll for
+those).
+
+Streams are capped per user in each server process, and per process (not across the
+server): past a cap, a 429 `too_many_streams` with `Retry-After`."""
 
 
 class StreamApi(APIView):
@@ -524,7 +550,9 @@ class StreamApi(APIView):
             OpenApiParameter(
                 "since", str, required=False, pattern=CURSOR_PATTERN,
                 description="Resume after this event id (the `id` of the last event you got); "
-                "`Last-Event-ID` does the same. Anything else is a 400.",
+                "`Last-Event-ID` does the same. Anything else is a 400 `invalid` naming the one "
+                "you sent, and so is an id this server never gave (ahead of the stream: from "
+                "another server, or before its database was replaced): connect without it.",
                 examples=[OpenApiExample("After event 5407-81", value="5407-81")],
             ),
             OpenApiParameter(
@@ -548,10 +576,10 @@ class StreamApi(APIView):
             (200, stream.SSE): OpenApiResponse(
                 StreamEventSchema,
                 "The same events as Server-Sent Events: `id`, `event` (the type) and `data` "
-                "(the JSON); heartbeats are comments.",
+                "(the JSON); a heartbeat is a comment and its `id`.",
             ),
             **error_responses(400, 401, 429, raises=[
-                BadCursor({"since": ["An event id from this stream, like \"5407-81\"."]}),
+                BadCursor({SINCE: [NOT_A_CURSOR]}),
                 TooManyStreams(),
             ]),
         },

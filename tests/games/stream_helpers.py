@@ -47,12 +47,12 @@ class Stream:
     def next(self, *, heartbeats: bool = False) -> dict[str, Any]:
         while True:
             event = self._read_sse() if self.sse else self._read_line()
-            if event is None or event.get("type") == "heartbeat":
-                if heartbeats:
-                    return {"type": "heartbeat"}
-                continue
-            if "id" in event:
+            if "id" in event:  # a heartbeat's too: the client's resume point, as an EventSource's
                 self.last_id = event["id"]
+            if event["type"] == "heartbeat":
+                if heartbeats:
+                    return event
+                continue
             self.seen.append(event)
             return event
 
@@ -73,12 +73,14 @@ class Stream:
         last = [(e["type"], e["game"], e["version"]) for e in self.seen[-10:]]
         raise AssertionError(f"never came; the last seen: {last}")
 
-    def _read_line(self) -> dict[str, Any] | None:
+    def _read_line(self) -> dict[str, Any]:
         line = self.response.readline()
         assert line, "the stream ended"
         return json.loads(line)
 
-    def _read_sse(self) -> dict[str, Any] | None:
+    def _read_sse(self) -> dict[str, Any]:
+        """The next event; a heartbeat (a comment, with the ``id:`` line beside it if any) as
+        ``{"type": "heartbeat"}`` and that id."""
         fields: dict[str, str] = {}
         comment = False
         while True:
@@ -89,7 +91,7 @@ class Stream:
                 if fields.get("data"):
                     break
                 if comment:
-                    return None
+                    return {"type": "heartbeat", **({"id": fields["id"]} if "id" in fields else {})}
                 continue
             if text.startswith(":"):
                 comment = True

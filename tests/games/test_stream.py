@@ -187,6 +187,34 @@ def test_a_reconnect_with_since_or_last_event_id_misses_nothing_and_repeats_noth
             assert quiet["type"] == "heartbeat"  # nothing else: no repeat of "started" one
 
 
+def test_a_heartbeat_gives_bob_a_resume_point_before_his_first_event(server, alice, bob):
+    """bob connects before he is seated: only heartbeats come, each with the stream's cursor.
+    A game of his starts and ends while he is away; resuming from the last heartbeat's id
+    (``since``, or an EventSource's ``Last-Event-ID``) he gets all of it, and nothing older."""
+    from games.stream import Cursor
+
+    alice_key, bob_key = key_of(alice), key_of(bob)
+    for sse in (False, True):
+        with open_stream(server, bob_key, sse=sse) as fresh:
+            beats = [fresh.next(heartbeats=True) for _ in range(2)]
+            assert [beat["type"] for beat in beats] == ["heartbeat"] * 2
+            assert beats[0]["id"] == beats[1]["id"] == fresh.last_id  # nothing happened
+        game = start_a_game(server, alice_key, bob_key)
+        while play_awaited(server, game["id"], [alice_key, bob_key]) is not None:
+            pass
+        resume = {"last_event_id": fresh.last_id, "sse": True} if sse else \
+            {"since": fresh.last_id}
+        with open_stream(server, bob_key, **resume) as again:
+            events = [again.next(), again.next()]
+            assert [(e["type"], e["game"]) for e in events] == [
+                ("started", game["id"]), ("ended", game["id"])]
+            later = again.next(heartbeats=True)
+            assert later["type"] == "heartbeat"  # and nothing more (the last loop's game)
+        ids = [Cursor.parse(each["id"]) for each in (*beats, *events, later)]
+        assert ids == sorted(ids), "a cursor never goes back"
+        assert ids[-1] == ids[-2]  # a heartbeat: the cursor as it stands
+
+
 def test_a_fresh_stream_starts_with_the_running_games_and_the_turns_awaiting(
     server, alice, bob
 ):
@@ -235,12 +263,61 @@ def test_it_refuses_a_bad_cursor_an_unknown_parameter_and_no_credentials(server,
         status, body, _ = call(server, "GET", path, key=bob_key)
         assert (status, body["code"]) == (400, "invalid")
         assert list(body["fields"]) == [field]  # named, as every validation error does
+    status, body, _ = call(server, "GET", "/api/stream/", key=bob_key,
+                           headers={"Last-Event-ID": "12"})
+    assert (status, body["code"]) == (400, "invalid")
+    assert list(body["fields"]) == ["Last-Event-ID"]  # the header bob sent, not "since"
     status, body, _ = call(server, "GET", "/api/stream/")
     assert (status, body["code"]) == (401, "not_authenticated")
     status, body, _ = call(server, "GET", "/api/stream/", key="nonsense")
     assert status == 401
     status, body, _ = call(server, "POST", "/api/stream/", key=bob_key)
     assert status == 405
+
+
+def test_it_refuses_a_cursor_it_never_gave_so_bob_does_not_skip_his_games_unawares(
+    server, alice, bob
+):
+    """A cursor past the stream's position (another server's, or from before the database
+    was replaced) was answered 200 and kept: every event below it was skipped for good, a
+    whole game's among them. Now a 400 naming what bob sent; the position itself is fine."""
+    alice_key, bob_key = key_of(alice), key_of(bob)
+    with open_stream(server, bob_key) as fresh:
+        position = int(fresh.next(heartbeats=True)["id"].split("-")[0])
+    ahead = f"{position + 10**9}-0"
+    for asked, field in (({"since": ahead}, "since"), ({"last_event_id": ahead}, "Last-Event-ID"),
+                         ({"since": f"{2**63 - 1}-0"}, "since")):
+        with open_stream(server, bob_key, **asked) as refused:
+            assert refused.status == 400
+            body = refused.error()
+            assert body["code"] == "invalid" and list(body["fields"]) == [field]
+    game = start_a_game(server, alice_key, bob_key)
+    with open_stream(server, bob_key, since=f"{position}-0") as resumed:
+        assert resumed.status == 200
+        started = resumed.next()
+        assert (started["type"], started["game"]) == ("started", game["id"])
+
+
+def test_the_horizon_stays_where_it_was_when_the_newest_events_are_deleted(alice, bob, charlie):
+    """On SQLite the horizon was the highest event id still there: a game deleted (a user's
+    go with the user) sent it back below cursors already handed out, which were then refused
+    as never given."""
+    from games import rows, stream
+    from games import services as game_services
+    from games.models import Game
+
+    def a_started_game(creator: Any, rival: Any) -> int:
+        game = game_services.game_create(user=creator, options={"single_hand": True}, seats=2)
+        game_services.seat_join(game_id=game.pk, user=rival)
+        game_services.game_start(game_id=game.pk, user=creator)
+        return game.pk
+
+    a_started_game(alice, bob)
+    newest = a_started_game(charlie, bob)
+    horizon, _ = rows.stream_events([], stream.ROW_KINDS)
+    Game.objects.filter(pk=newest).delete()
+    assert rows.stream_events([], stream.ROW_KINDS)[0] >= horizon
+    assert not stream.ahead(stream.Cursor(horizon, 0))
 
 
 def test_past_the_cap_a_stream_is_a_429_with_retry_after_and_a_closed_one_frees_its_slot(bob):
