@@ -118,6 +118,12 @@ SQLITE_PATH = Path(env.str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")))
 # psql session) is rolled back and answered 503 `database_busy`, instead of committing after
 # the proxy has answered 504 for it. Migrations and workers wait as long, then fail and retry.
 DB_LOCK_TIMEOUT_SECONDS = env.int("DB_LOCK_TIMEOUT_SECONDS", 20, minimum=0)
+# How long PostgreSQL lets a session sit in an open transaction with no statement running
+# (idle_in_transaction_session_timeout; 0: forever) before it closes it, its locks released. A
+# process stopped or frozen mid-transaction (SIGSTOP, a paused VM, a partition) held its rows
+# locked until it came back: a match's worker held up the takeover of its match, and a worker
+# rating a batch every other match of the ladder. Our own transactions never pause that long.
+DB_IDLE_IN_TRANSACTION_SECONDS = env.int("DB_IDLE_IN_TRANSACTION_SECONDS", 60, minimum=0)
 
 if DATABASE_URL and not DATABASE_URL.startswith("sqlite"):
     # Persistent connections with health checks: a new connection per request served a quarter
@@ -134,10 +140,14 @@ if DATABASE_URL and not DATABASE_URL.startswith("sqlite"):
         # for the cursors that ask (rows.py). Django's own cursors bind on the client side,
         # which psycopg never prepares, so the threshold itself is never reached.
         DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
-    if DB_LOCK_TIMEOUT_SECONDS:
+    timeouts = {"lock_timeout": DB_LOCK_TIMEOUT_SECONDS,
+                "idle_in_transaction_session_timeout": DB_IDLE_IN_TRANSACTION_SECONDS}
+    if any(timeouts.values()):
         options = DATABASES["default"].setdefault("OPTIONS", {})
         given = options.get("options", "")  # DATABASE_URL's own ?options=, if any
-        options["options"] = f"{given} -c lock_timeout={DB_LOCK_TIMEOUT_SECONDS * 1000}".strip()
+        options["options"] = " ".join([given, *(
+            f"-c {name}={seconds * 1000}" for name, seconds in timeouts.items() if seconds
+        )]).strip()
 else:
     DATABASES = {
         "default": {

@@ -5,15 +5,22 @@ proxy (60 s) committed after the proxy had answered 504 for it."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection, transaction
 
 from arena.accounts.services import token_create
 from games.models import Game
-from tests.live_server import call, live_server, start_a_game
+from tests.live_server import call, database_url, live_server, start_a_game
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -40,3 +47,47 @@ def test_a_move_held_up_by_a_row_lock_is_refused_503_and_changes_nothing(
         status, body, _ = call(port, "POST", f"/api/games/{game['id']}/moves/", key=keys[seat],
                                body=move)
         assert status == 201, body  # the lock gone, the same move goes through
+
+
+FROZEN_IN_A_TRANSACTION = """
+import time
+from django.db import transaction
+from games.models import Game
+with transaction.atomic():
+    Game.objects.select_for_update().get(pk={game_id})
+    print("locked", flush=True)
+    time.sleep(60)  # as a process stopped or frozen here: no statement, the lock held
+"""
+
+
+def test_a_process_frozen_in_a_transaction_is_closed_and_lets_go_of_its_locks(
+    alice: Any, bob: Any
+) -> None:
+    """A worker stopped mid-transaction (SIGSTOP, a paused VM) held its rows until it came
+    back: the takeover of its match waited on them. PostgreSQL now closes such a session
+    after ``DB_IDLE_IN_TRANSACTION_SECONDS``, and the rows can be locked again."""
+    keys = [token_create(user=alice)[1], token_create(user=bob)[1]]
+    with live_server() as port:
+        game = start_a_game(port, keys[0], keys[1])
+    env = {**os.environ, "DATABASE_URL": database_url(), "DB_IDLE_IN_TRANSACTION_SECONDS": "1",
+           "DB_LOCK_TIMEOUT_SECONDS": "1"}
+    frozen = subprocess.Popen(
+        [sys.executable, "manage.py", "shell", "--no-imports", "-c",
+         FROZEN_IN_A_TRANSACTION.format(game_id=game["id"])],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert frozen.stdout is not None and frozen.stdout.readline() == "locked\n"
+        taken = False
+        for _ in range(20):  # its session is closed within about a second
+            try:
+                with transaction.atomic():
+                    connection.cursor().execute("SET LOCAL lock_timeout = '500ms'")
+                    Game.objects.select_for_update().get(pk=game["id"])
+                    taken = True
+                    break
+            except OperationalError:
+                time.sleep(0.2)
+        assert taken
+    finally:
+        frozen.kill()
+        frozen.wait(10)
