@@ -476,7 +476,12 @@ def live_settle(*, match_id: int, token: str) -> tuple[int, int]:
             game_services.game_abort(game_id=game_id, reason="interrupted")
             aborted += 1
         except ApiError:
-            pass  # over already (aborted): it is dealt again
+            # Over already. Finished meanwhile (its worker was stopped, not dead, and wrote
+            # it on waking): recorded as it is, else its number would be dealt again from
+            # the same seed while its replay lay open. Aborted: it is dealt again.
+            if Game.objects.filter(pk=game_id, status=GameStatus.FINISHED).exists():
+                recorded += records.game_record(match_id=match_id, token=token,
+                                                number=int(number), game_id=game_id)
     with transaction.atomic():
         locked = Match.objects.select_for_update().get(pk=match_id)
         if locked.claim_token == token and locked.live:

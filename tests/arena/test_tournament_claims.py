@@ -209,6 +209,33 @@ def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: 
     assert_consistent(done)  # Elo replayed game by game in id order is what was stored
 
 
+def test_a_game_its_stopped_worker_finishes_during_the_takeover_is_recorded_not_dealt_again(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The takeover read the game running; its worker (stopped, not dead) woke and wrote it
+    finished before the abort. It was taken as aborted: left unrecorded, its replay open, and
+    its number dealt again from the same seed."""
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=2)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        _, orphan = _dead_worker(match, finish=False)
+        abort = game_services.game_abort
+
+        def its_worker_wakes_first(**kwargs: Any) -> Any:
+            bot_runner.play_game(kwargs["game_id"])  # the stopped worker's last write
+            return abort(**kwargs)
+
+        monkeypatch.setattr(game_services, "game_abort", its_worker_wakes_first)
+        assert services.match_play(match_id=match.pk) is True
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)
+    recorded = done.tournament_games.get(number=match.plan[0]["number"])
+    assert recorded.game_id == orphan.pk
+    assert Game.objects.filter(seed=orphan.seed).count() == 1  # not dealt again
+
+
 @pytest.mark.postgres
 def test_two_matches_sharing_a_bot_rate_their_games_in_the_order_of_their_ids(
     alice: Any, monkeypatch: pytest.MonkeyPatch
