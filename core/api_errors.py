@@ -20,7 +20,7 @@ from django.core.exceptions import (
     RequestDataTooBig,
     SuspiciousOperation,
 )
-from django.db import OperationalError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views import defaults
@@ -121,6 +121,18 @@ class DatabaseBusy(ApiError):
         self.wait = 1  # DRF's handler sends it as Retry-After
 
 
+class DatabaseUnavailable(ApiError):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_code = "database_unavailable"
+    default_detail = ("The database could not be reached, or dropped the connection: what was "
+                      "asked may or may not have been done. Send the same request again when "
+                      "it is back (a move with the same Idempotency-Key is done once).")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wait = 2  # DRF's handler sends it as Retry-After
+
+
 # PostgreSQL's lock_not_available: a statement waited ``DB_LOCK_TIMEOUT_SECONDS`` for a row lock.
 LOCK_NOT_AVAILABLE = "55P03"
 
@@ -148,6 +160,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = BadRequest()
     elif _lock_timed_out(exc):  # rolled back: say so, and when to try again
         exc = DatabaseBusy()
+    elif isinstance(exc, OperationalError | InterfaceError):  # down, restarting, cut off
+        exc = DatabaseUnavailable()
     response = drf_exception_handler(exc, context)
     if response is None or not isinstance(exc, exceptions.APIException):
         return response

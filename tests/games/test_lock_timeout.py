@@ -18,7 +18,7 @@ from django.db import OperationalError, connection, transaction
 
 from arena.accounts.services import token_create
 from games.models import Game
-from tests.live_server import call, database_url, live_server, start_a_game
+from tests.live_server import call, database_url, free_port, live_server, start_a_game
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -91,3 +91,16 @@ def test_a_process_frozen_in_a_transaction_is_closed_and_lets_go_of_its_locks(
     finally:
         frozen.kill()
         frozen.wait(10)
+
+
+def test_with_the_database_down_a_request_is_told_to_come_back_not_that_it_failed() -> None:
+    """PostgreSQL stopped or restarting: a 503 ``database_unavailable`` with Retry-After,
+    which says the outcome is not known and how to send it again (before: a 500 that said
+    only that it had been logged)."""
+    nowhere = f"postgresql://arena:arena@127.0.0.1:{free_port()}/arena"
+    with live_server({"DATABASE_URL": nowhere}) as port:
+        status, body, headers = call(port, "POST", "/api/games/", key="0" * 40,
+                                     body={"seats": 2})
+    assert (status, body["code"]) == (503, "database_unavailable"), body
+    assert headers["Retry-After"] == "2"
+    assert "Idempotency-Key" in body["detail"]
