@@ -9,6 +9,7 @@ version.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +21,7 @@ from django.core.exceptions import (
     RequestDataTooBig,
     SuspiciousOperation,
 )
-from django.db import InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.urls import reverse
 from django.views import defaults
@@ -31,6 +32,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+log = logging.getLogger(__name__)
 
 class ApiError(exceptions.APIException):
     """An API error with a stable code and optional extra fields in the body."""
@@ -125,21 +127,50 @@ class DatabaseUnavailable(ApiError):
     status_code = status.HTTP_503_SERVICE_UNAVAILABLE
     default_code = "database_unavailable"
     default_detail = ("The database could not be reached, or dropped the connection: what was "
-                      "asked may or may not have been done. Send the same request again when "
-                      "it is back (a move with the same Idempotency-Key is done once).")
+                      "asked may or may not have been done. When it is back, send a request "
+                      "with an Idempotency-Key (a move) again with the same key: it is done "
+                      "once; check first whether anything else was done.")
 
     def __init__(self) -> None:
         super().__init__()
         self.wait = 2  # DRF's handler sends it as Retry-After
 
 
-# PostgreSQL's lock_not_available: a statement waited ``DB_LOCK_TIMEOUT_SECONDS`` for a row lock.
-LOCK_NOT_AVAILABLE = "55P03"
+# PostgreSQL's SQLSTATEs of a transaction rolled back for another's sake (nothing was changed:
+# try again): lock_not_available (a statement waited ``DB_LOCK_TIMEOUT_SECONDS`` for a row
+# lock), serialization_failure, deadlock_detected.
+ROLLED_BACK = frozenset({"55P03", "40001", "40P01"})
+# ... and of a server out of reach (the outcome of what was asked is unknown): a connection
+# exception (class 08), the server shutting down or starting (57P01-57P03), too many
+# connections, and the session closed for idling in its transaction.
+UNREACHABLE = frozenset({"57P01", "57P02", "57P03", "53300", "25P03"})
 
 
-def _lock_timed_out(exc: Exception) -> bool:
-    return isinstance(exc, OperationalError) and (
-        getattr(exc.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE)
+def database_error(exc: Exception) -> ApiError | None:
+    """The answer to a database error that is not the request's fault nor a bug: 503
+    ``database_busy`` (rolled back, send it again) or ``database_unavailable`` (out of reach,
+    outcome unknown); None for anything else (a bug, a missing table, a full disk: a logged
+    500). Logged with its traceback either way."""
+    if not isinstance(exc, DatabaseError):
+        return None
+    cause = exc.__cause__
+    state = getattr(cause, "sqlstate", None)
+    if state in ROLLED_BACK or str(cause) == "database is locked":  # SQLite's own busy
+        answer: ApiError = DatabaseBusy()
+    elif isinstance(exc, InterfaceError) or state in UNREACHABLE or (
+            state or "").startswith("08") or (
+            state is None and isinstance(exc, OperationalError) and _postgres(cause)):
+        answer = DatabaseUnavailable()
+    else:
+        return None
+    log.warning("answered 503 %s: %s", answer.default_code, exc, exc_info=exc)
+    return answer
+
+
+def _postgres(cause: object) -> bool:
+    """A psycopg error with no SQLSTATE: the server never answered (connection refused, reset,
+    timed out)."""
+    return type(cause).__module__.startswith("psycopg")
 
 
 class BadRequest(ApiError):
@@ -158,10 +189,8 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         exc = RequestTooLarge()
     elif isinstance(exc, SuspiciousOperation):  # e.g. too many query parameters
         exc = BadRequest()
-    elif _lock_timed_out(exc):  # rolled back: say so, and when to try again
-        exc = DatabaseBusy()
-    elif isinstance(exc, OperationalError | InterfaceError):  # down, restarting, cut off
-        exc = DatabaseUnavailable()
+    elif (answer := database_error(exc)) is not None:  # busy or out of reach: when to retry
+        exc = answer
     response = drf_exception_handler(exc, context)
     if response is None or not isinstance(exc, exceptions.APIException):
         return response

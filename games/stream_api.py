@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
@@ -28,7 +29,7 @@ from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from core.api_errors import RETRY_AFTER, error_body, error_json, error_responses
+from core.api_errors import RETRY_AFTER, database_error, error_body, error_json, error_responses
 from games import clock, listen, rows, stream, waiting
 from games.models import GameStatus
 from games.notify import Change
@@ -272,6 +273,8 @@ def _error(exc: exceptions.APIException) -> HttpResponse:
     response = JsonResponse(body, status=exc.status_code)
     if isinstance(exc, exceptions.Throttled):
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    elif getattr(exc, "wait", None) is not None:  # the database busy or out of reach
+        response["Retry-After"] = str(exc.wait)  # type: ignore[attr-defined]
     if exc.status_code == 401:
         response["WWW-Authenticate"] = 'Token realm="api"'
     return response
@@ -335,6 +338,11 @@ def stream_start(request: HttpRequest) -> HttpResponse:
         take_slot(user.pk)
     except exceptions.APIException as exc:
         return _error(exc)
+    except DatabaseError as exc:  # read outside DRF's handling: answered as it would be
+        answer = database_error(exc)
+        if answer is None:
+            raise
+        return _error(answer)
     return StreamStart(user_id=user.pk, since=since, sse=_wants_sse(request))
 
 

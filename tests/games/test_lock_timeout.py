@@ -6,6 +6,7 @@ proxy (60 s) committed after the proxy had answered 504 for it."""
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 import time
@@ -14,9 +15,10 @@ from typing import Any
 
 import psycopg
 import pytest
-from django.db import OperationalError, connection, transaction
+from django.db import InternalError, OperationalError, connection, transaction
 
 from arena.accounts.services import token_create
+from core.api_errors import database_error
 from games.models import Game
 from tests.live_server import call, database_url, free_port, live_server, start_a_game
 
@@ -101,6 +103,42 @@ def test_with_the_database_down_a_request_is_told_to_come_back_not_that_it_faile
     with live_server({"DATABASE_URL": nowhere}) as port:
         status, body, headers = call(port, "POST", "/api/games/", key="0" * 40,
                                      body={"seats": 2})
+        streamed = call(port, "GET", "/api/stream/", key="0" * 40)  # read outside DRF
     assert (status, body["code"]) == (503, "database_unavailable"), body
     assert headers["Retry-After"] == "2"
     assert "Idempotency-Key" in body["detail"]
+    assert (streamed[0], streamed[1]["code"]) == (503, "database_unavailable"), streamed
+    assert streamed[2]["Retry-After"] == "2"
+
+
+def _wrapped(kind: type[Exception], cause: Exception) -> Exception:
+    """A database error as Django raises it: its driver's error as the cause."""
+    error = kind(str(cause))
+    error.__cause__ = cause
+    return error
+
+
+@pytest.mark.parametrize(("error", "answer"), [
+    (_wrapped(OperationalError, psycopg.OperationalError("connection refused")),
+     "database_unavailable"),
+    (_wrapped(OperationalError, psycopg.errors.AdminShutdown("terminating connection")),
+     "database_unavailable"),
+    (_wrapped(InternalError, psycopg.errors.IdleInTransactionSessionTimeout("idle")),
+     "database_unavailable"),
+    (_wrapped(OperationalError, psycopg.errors.DeadlockDetected("deadlock detected")),
+     "database_busy"),
+    (_wrapped(OperationalError, psycopg.errors.SerializationFailure("could not serialize")),
+     "database_busy"),
+    (_wrapped(OperationalError, sqlite3.OperationalError("database is locked")),
+     "database_busy"),
+    (_wrapped(OperationalError, psycopg.errors.DiskFull("no space left")), None),
+    (_wrapped(OperationalError, sqlite3.OperationalError("no such table: games_game")), None),
+    (RuntimeError("a bug"), None),
+])
+def test_only_an_outage_or_a_rollback_is_a_503_anything_else_stays_a_logged_500(
+    error: Exception, answer: str | None
+) -> None:
+    """Busy (rolled back: send it again) or out of reach (outcome unknown); a full disk or a
+    missing table is no reason to come back in two seconds: a 500, logged."""
+    mapped = database_error(error)
+    assert (mapped.default_code if mapped is not None else None) == answer
