@@ -6,10 +6,13 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import random
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -169,3 +172,27 @@ def test_a_strategy_file_without_the_function_is_refused_at_start() -> None:
 def test_an_unknown_strategy_is_refused_at_start_naming_the_choices() -> None:
     with pytest.raises(ValueError, match="greedy"):
         serve_in_thread("clairvoyant", BOB_SECRET)
+
+
+def test_your_own_strategy_thinks_off_the_loop_so_two_games_calls_overlap(
+    transport: BotTransport,
+) -> None:
+    """A bot writer's function may think for a while (play-outs): on the loop it held up the
+    calls of the bot's other games behind it, past their budget. Each call here waits until
+    the other one has arrived too: only calls that overlap both answer."""
+    both_here = threading.Barrier(2, timeout=10)
+
+    def patient(view: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+        both_here.wait()
+        return dict(view["legal_moves"][0])
+
+    url, stop = serve_in_thread(patient, BOB_SECRET, seed=3)
+    try:
+        payload = turn_payload(seed=5)
+        with ThreadPoolExecutor(2) as pool:
+            calls = [pool.submit(transport.post_sync, url, payload, secrets=[BOB_SECRET],
+                                 timeout=20) for _ in range(2)]
+            results = [call.result() for call in calls]
+        assert all(r.ok and r.body["move"] == payload["legal_moves"][0] for r in results)
+    finally:
+        stop()
