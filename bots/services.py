@@ -135,7 +135,9 @@ def bot_delete(*, bot: Bot) -> None:
     try:
         with transaction.atomic():
             bot.delete()
-    except ProtectedError as error:  # what protects it is the arena's: a tournament entry
+    except ProtectedError as error:  # a seat taken meanwhile, or (the arena's) an entry
+        if any(isinstance(row, Seat) for row in error.protected_objects):
+            raise BotSeated() from error
         raise BotEntered() from error
 
 
