@@ -183,8 +183,9 @@ class TournamentDetailApi(APIView):
         tags=TOURNAMENTS,
         summary="Change a draft's settings",
         description="The tournament's owner (or staff), while it is a `draft`: any of the "
-        "settings it was created with; those left out are kept, and the entrants stay "
-        "entered. They are checked together, as at creation (a table size the options' "
+        "settings it was created with; those left out are kept (in `options` too: the rules "
+        "named change, the others stay), and the entrants stay entered. They are checked "
+        "together, as at creation (a table size the options' "
         "`players` disagrees with, duplicate deals that do not fit the games per pairing: "
         "400, and nothing changes). Once started, a tournament's settings are its record: "
         "409.",

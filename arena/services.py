@@ -146,9 +146,13 @@ def tournament_update(*, tournament_id: int, user: AbstractBaseUser,
     if unknown:
         raise ValidationError({name: ["Not a setting that can change."] for name in unknown})
     kept = {name: getattr(tournament, name) for name in EDITABLE}
-    if "table_size" in changes and "options" not in changes:
-        kept["options"] = {k: v for k, v in kept["options"].items() if k != "players"}
-    checked = tournament_check(**{**kept, **changes, "seed": tournament.seed})
+    merged = {**kept, **changes, "seed": tournament.seed}
+    # Options merge as the settings do: those named change, the others are kept (the number
+    # of players follows the table size, unless named).
+    options = {k: v for k, v in kept["options"].items()
+               if k != "players" or "table_size" not in changes}
+    merged["options"] = {**options, **changes.get("options", {})}
+    checked = tournament_check(**merged)
     for name, value in checked.items():
         setattr(tournament, name, value)
     tournament.save(update_fields=list(checked))

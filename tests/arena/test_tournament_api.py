@@ -303,12 +303,14 @@ def test_the_owner_changes_a_draft_and_its_entrants_stay(
     assert changed.status_code == 200, changed.content
     body = changed.json()
     assert body["name"] == "Saturday" and body["games_per_pairing"] == 6
-    assert body["options"]["stacking"] is True and body["options"]["single_hand"] is False
-    assert body["rule_set"] == "stacking" and body["table_size"] == 2  # kept
+    assert body["options"]["stacking"] is True and body["options"]["single_hand"] is True
+    assert body["rule_set"] == "single_hand,stacking" and body["table_size"] == 2  # kept
     assert [e["bot"] for e in body["entrants"]] == [bob_bot.pk]
     stored = Tournament.objects.get(pk=tournament["id"])
-    assert stored.seed == seed and stored.rule_set == "stacking"
+    assert stored.seed == seed and stored.rule_set == "single_hand,stacking"
     assert alice_api.get(url).json() == body
+    off = alice_api.patch(url, {"options": {"single_hand": False}}, format="json")
+    assert off.json()["options"]["stacking"] is True and off.json()["rule_set"] == "stacking"
 
 
 def test_a_draft_takes_a_new_table_size_without_repeating_its_options(

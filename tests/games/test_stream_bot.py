@@ -87,6 +87,7 @@ def test_the_documented_stream_bot_waits_out_the_move_rate_limit_and_is_never_st
     sources = set(MoveRecord.objects.filter(game_id=game["id"]).values_list("source", flat=True))
     assert sources == {MoveSource.PLAYER}
 
+
 class ScriptedArena(http.server.ThreadingHTTPServer):
     """A stand-in for the server, for what a live one does not do on cue: its stream sends
     ``turns`` one at a time (each once, as the stream does), the next when the move before was
@@ -192,3 +193,18 @@ def test_the_documented_stream_bot_sends_its_move_again_until_it_is_played(tmp_p
     assert len(set(keys[:4])) == 1 and len(set(keys)) == 3  # one key per move, kept on retries
     assert "422" in done.stderr and "R5 matches nothing" in done.stderr  # the bug, logged
     assert done.stdout.splitlines() == ["game 7 over, winner seat 0"]
+
+
+def test_the_documented_stream_bot_stops_on_a_token_the_server_refuses(tmp_path: Path):
+    """A 401 is not mended by waiting: the bot says so and stops, instead of asking again
+    every 5 s for ever."""
+    bot = tmp_path / "stream_bot.py"
+    bot.write_text(the_bot())
+    with asgi_server() as port:
+        done = subprocess.run(
+            [sys.executable, str(bot)], cwd=tmp_path, capture_output=True, text=True,
+            timeout=60, env={"ARENA_PORT": str(port), "ARENA_TOKEN": "0" * 40,
+                             "PATH": "/usr/bin:/bin"},
+        )
+    assert done.returncode == 1
+    assert done.stderr.startswith("401 ") and done.stderr.rstrip().endswith("check TOKEN")
