@@ -91,9 +91,10 @@ def play_to_end(options: Options, seed: int, players: Sequence[Strategy], *,
         if race:
             others = [s for s in all_legal_moves(state) if s != awaited]
             seat = others[table.randrange(len(others))] if others else awaited
+        seen = view(state, seat)  # outside the try: an engine error is not the bot's
         answer: object = None
         try:
-            answer = players[seat](view(state, seat), rngs[seat])
+            answer = players[seat](seen, rngs[seat])
             apply(state, seat, Move.from_json(answer))
         except Exception as error:
             raise BadAnswer(seed=seed, seat=seat, move_number=state.move_count, answer=answer,

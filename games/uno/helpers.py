@@ -53,8 +53,10 @@ def replay(
         try:
             seat, move = _log_entry(entry)
             apply_recorded(state, seat, move)
-        except UnoError as error:  # IllegalMove, MalformedMove: the same kind, saying where
+        except (IllegalMove, MalformedMove) as error:  # the same kind, saying where
             raise type(error)(f"move log entry {number}: {error.reason}") from error
+        except UnoError as error:  # an entry that is no (seat, move) pair
+            raise UnoError(f"move log entry {number}: {error.reason}") from error
     return state
 
 

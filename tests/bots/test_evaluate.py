@@ -54,7 +54,6 @@ def test_it_says_what_is_wrong_with_a_bot_it_cannot_load(spec: str) -> None:
     assert "--bot" in str(stopped.value)
 
 
-
 def test_it_asks_a_bot_only_when_awaited_as_the_arena_does() -> None:
     asked_out_of_turn = []
 
