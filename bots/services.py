@@ -127,15 +127,14 @@ def bot_rotate_secret(*, bot: Bot) -> str:
 @transaction.atomic
 def bot_delete(*, bot: Bot) -> None:
     """Delete a bot with no record: one that never took a seat (``BotSeated``) and is entered
-    in no tournament (the entries protect it: ``BotEntered``)."""
+    in no tournament (``BotEntered``). Its seats and entries protect it: the delete itself
+    refuses, so a seat taken meanwhile cannot slip past a check made before it."""
     from games.models import Seat
 
-    if Seat.objects.filter(bot=bot).exists():
-        raise BotSeated()
     try:
         with transaction.atomic():
             bot.delete()
-    except ProtectedError as error:  # a seat taken meanwhile, or (the arena's) an entry
+    except ProtectedError as error:  # seats, or (the arena's) tournament entries
         if any(isinstance(row, Seat) for row in error.protected_objects):
             raise BotSeated() from error
         raise BotEntered() from error

@@ -34,6 +34,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 log = logging.getLogger(__name__)
 
+
 class ApiError(exceptions.APIException):
     """An API error with a stable code and optional extra fields in the body."""
 

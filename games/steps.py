@@ -40,10 +40,10 @@ _MAX_CLOCK_MOVES = 4
 # bot was disabled; its bot answered none of its calls (a tournament found it unresponsive,
 # bots.driver), so its seats in the match's later games are forfeited without a call.
 FORFEIT_STRIKES, FORFEIT_DISABLED, FORFEIT_UNRESPONSIVE = "strikes", "disabled", "unresponsive"
+FORFEIT_REASONS = (FORFEIT_STRIKES, FORFEIT_DISABLED, FORFEIT_UNRESPONSIVE)
 # Why a seat was struck (its event's ``reason``): its turn clock ran out, or the kind of its
 # driver's failure (a bot's call: ``timeout``, ``status``... as bots.runner names them).
 STRIKE_CLOCK = "clock"
-FORFEIT_REASONS = (FORFEIT_STRIKES, FORFEIT_DISABLED, FORFEIT_UNRESPONSIVE)
 
 
 # --- versions and events ----------------------------------------------------------------------
