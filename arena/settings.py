@@ -108,7 +108,7 @@ DATABASE_URL = env.url("DATABASE_URL", ("postgres", "postgresql", "sqlite"))
 if PRODUCTION and "CHANGE-ME" in (DATABASE_URL or ""):
     raise ImproperlyConfigured("DATABASE_URL still has the CHANGE-ME placeholder of .env.example.")
 DB_CONN_MAX_AGE = env.int("DB_CONN_MAX_AGE", 600, minimum=0)
-# The few statements every move runs (games/rows.py) are prepared once per PostgreSQL
+# The few statements every move runs (games/rows) are prepared once per PostgreSQL
 # connection. A pooler in transaction mode needs prepared statement support (PgBouncer 1.22+
 # with max_prepared_statements: psycopg sends DEALLOCATE ALL after a rollback) or this off.
 DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", True)
@@ -137,7 +137,7 @@ if DATABASE_URL and not DATABASE_URL.startswith("sqlite"):
     DATABASES["default"]["ENGINE"] = "core.postgresql"
     if DB_PREPARED_STATEMENTS:
         # Django turns psycopg's prepared statements off (None); any number turns them back on
-        # for the cursors that ask (rows.py). Django's own cursors bind on the client side,
+        # for the cursors that ask (games.rows). Django's own cursors bind on the client side,
         # which psycopg never prepares, so the threshold itself is never reached.
         DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 2**31 - 1)
     timeouts = {"lock_timeout": DB_LOCK_TIMEOUT_SECONDS,

@@ -123,6 +123,8 @@ class Seat(models.Model):
                 name="seat_user_or_bot",
             ),
         ]
+        # A stream looks up its user's latest joins on every read (``games.stream``).
+        indexes = [models.Index(fields=("user", "joined_at"), name="seat_user_joined")]
 
     def __str__(self) -> str:
         return f"Game {self.game_id} seat {self.index}"

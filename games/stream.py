@@ -31,6 +31,12 @@ turn, ``ended`` ends it). Its ``id`` is the cursor as it stands (it moves nothin
 has a resume point before any event: a fresh stream's cursor is its snapshot's horizon (every
 row committed from then on is past it), and a resume from it gets every row of the user's games
 committed since. The cursor never goes back: it only moves to a settled row past it.
+
+Which games. The user's seats when the stream opens, then each game whose change is heard
+(``stream_api``); and since a change can still be on its way when another game's row moves
+the cursor, every read of the rows also reads, in the same snapshot, the seats the user took
+since the last read, and follows a game it did not know before the cursor moves
+(``_rows_read``).
 """
 
 from __future__ import annotations
@@ -115,6 +121,7 @@ class StreamState:
 
     user_id: int
     cursor: Cursor
+    seats_read_at: datetime  # seats taken before this were read (less a clock skew's margin)
     games: dict[int, Followed] = field(default_factory=dict)
     held: set[int] = field(default_factory=set)  # games with unsettled rows: look again soon
     # Games that ended and left the stream, newest last. A change of one can still be heard
@@ -144,8 +151,7 @@ def ahead(cursor: Cursor) -> bool:
     id past that read's xmax); on SQLite it is past the highest row id ever given. Resumed
     from, such a cursor (another server's, or from before the database was replaced) would
     skip every row below it for good."""
-    horizon, _ = rows.stream_events([], ROW_KINDS)
-    return cursor > Cursor(horizon, 0)
+    return cursor > Cursor(rows.stream_events([], ROW_KINDS).horizon, 0)
 
 
 def resume_window() -> timedelta:
@@ -157,9 +163,10 @@ def open_stream(*, user_id: int, since: Cursor | None) -> tuple[StreamState, lis
     (``started``, then ``turn`` where the seat is awaited), and from then on what happens.
     With ``since`` (a cursor this stream handed out): every row after it, in the games the
     user sat in then (over ones too, within ``STREAM_RESUME_SECONDS``), and the turns due."""
-    ended_since = clock.now() - resume_window() if since is not None else clock.now()
+    now = clock.now()
+    ended_since = now - resume_window() if since is not None else now
     seats = rows.stream_seats(user_id, ended_since=ended_since)
-    state = StreamState(user_id=user_id, cursor=since or Cursor(0, 0))
+    state = StreamState(user_id=user_id, cursor=since or Cursor(0, 0), seats_read_at=now)
     for game_id, seat, status in seats:
         state.follow(game_id, seat)
         state.games[game_id].new = False  # rows before the cursor are the client's already
@@ -175,7 +182,7 @@ def _snapshot(state: StreamState) -> list[dict[str, Any]]:
     """A fresh stream: the running games' ``started`` rows, the cursor at the horizon (every
     settled row is behind it: a fresh client wants what happens from now on), then any turn
     due. Rows not yet settled come the usual way."""
-    horizon, found = rows.stream_events(list(state.games), ROW_KINDS)
+    horizon, found = _rows_read(state, new=False)
     state.cursor = Cursor(horizon, 0)
     # Running now is what the rows say, not the seats' status: the seats were read first, in
     # a statement of their own, and a game still open then may have started since. Its
@@ -192,6 +199,34 @@ def _snapshot(state: StreamState) -> list[dict[str, Any]]:
         state.games[event["game"]].started = True
     state.held = {row.game_id for row in found if row.position >= horizon}
     return events + _turns(state, set(state.games) - state.held)
+
+
+# How many times one read looks again after finding the user seated at games it did not follow.
+UNHEARD_ROUNDS = 3
+# How far apart the clocks of the processes stamping seats (``joined_at``) may be.
+CLOCK_SKEW = timedelta(seconds=30)
+
+
+def _rows_read(state: StreamState, *, new: bool) -> tuple[int, list[rows.StreamRow]]:
+    """The followed games' rows, read in one snapshot with the user's seats at live games. A
+    game the user sits in that this stream has not heard of yet (its NOTIFY still on the way)
+    is followed, ``new`` or not, and everything read again before the cursor can move: resumed
+    from a cursor past that game's rows, a stream takes them as delivered (its ``started``
+    would be lost for good). Also how a stream finds the games seated while its process heard
+    nothing (LISTEN down: it reads on a timer). Only seats taken since the last read are
+    looked up (a clock skew's margin included): a bot's whole history is not read each time."""
+    for round_ in range(UNHEARD_ROUNDS):
+        read_at = clock.now()
+        found = rows.stream_events(list(state.games), ROW_KINDS, user_id=state.user_id,
+                                   joined_since=state.seats_read_at - CLOCK_SKEW)
+        unheard = [(g, s) for g, s in found.seats if g not in state.games and g not in state.over]
+        if not unheard or round_ == UNHEARD_ROUNDS - 1:
+            break
+        for game_id, seat in unheard:
+            state.follow(game_id, seat)
+            state.games[game_id].new = new
+    state.seats_read_at = read_at
+    return found.horizon, found.rows
 
 
 NO_READ, TURN_ONLY, ROWS_TOO = 0, 1, 2
@@ -257,7 +292,7 @@ def read(state: StreamState, changed: set[int] | None = None) -> list[dict[str, 
     if not state.games:
         state.held = set()
         return []
-    horizon, found = rows.stream_events(list(state.games), ROW_KINDS)
+    horizon, found = _rows_read(state, new=True)
     events: list[dict[str, Any]] = []
     unsettled: set[int] = set()
     ended: set[int] = set()

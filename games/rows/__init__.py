@@ -11,6 +11,9 @@ joining tables, the clock's rare paths) stays on the ORM.
   (``move_commit``: the game's update guarded by its version, and the move's insert).
 * Recall: the rows this process last read or wrote, reused when a caller names the version it
   wants (``games.recent.Recent``).
+* The stream's reads: the horizon, the followed games' event rows and the user's latest seats,
+  in one snapshot (``stream_events``).
+* Many new rows at once (``insert_many``, ``insert_new``: ``games.rows.bulk``).
 
 The SQL is portable: PostgreSQL gets ``FOR UPDATE``; SQLite needs none, since its
 transactions are IMMEDIATE (see settings) and so already serialise writers. On PostgreSQL these
@@ -24,15 +27,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC
 from functools import cache
 from typing import Any, TypeVar
 
-import orjson
 import psycopg
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db import connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
@@ -46,6 +47,8 @@ from games.recent import (
     remember_written,
     seat_from_records,
 )
+from games.rows.bulk import insert_many as insert_many  # re-exported: callers use games.rows
+from games.rows.bulk import insert_new as insert_new
 
 M = TypeVar("M", bound=models.Model)
 Converter = Callable[[Any, Any, Any], Any]
@@ -430,7 +433,7 @@ _XID_SPAN = 2**32
 
 @cache
 def _stream_events_sql(vendor: str, kinds: tuple[str, ...], games: int) -> str:
-    event = GameEvent._meta
+    event, seat, game = GameEvent._meta, Seat._meta, Game._meta
     columns = ", ".join(
         f"e.{_q(event.get_field(name).column)}"
         for name in ("id", "game", "version", "kind", "seat", "data")
@@ -438,6 +441,16 @@ def _stream_events_sql(vendor: str, kinds: tuple[str, ...], games: int) -> str:
     game_id, kind = _q(event.get_field("game").column), _q(event.get_field("kind").column)
     kind_list = ", ".join(f"'{each}'" for each in kinds)  # our own constants
     table = _q(event.db_table)
+    # The user's seats taken since a time, at games open or running, in the same snapshot as
+    # the rows: ``game:seat`` joined by commas (index ``seat_user_joined``).
+    seat_game, user = _q(seat.get_field("game").column), _q(seat.get_field("user").column)
+    one = f"CAST(st.{seat_game} AS TEXT) || ':' || CAST(st.{_q('index')} AS TEXT)"
+    joined = f"string_agg({one}, ',')" if vendor == "postgresql" else f"group_concat({one}, ',')"
+    seats = (
+        f"(SELECT {joined} FROM {_q(seat.db_table)} st JOIN {_q(game.db_table)} gm "
+        f"ON gm.{_q('id')} = st.{seat_game} WHERE st.{user} = %s AND st.{_q('joined_at')} >= %s "
+        f"AND gm.{_q('status')} IN ('open', 'running'))"
+    )
     if vendor != "postgresql":
         marks = ", ".join(["%s"] * games)
         # One writer at a time: every row committed is settled, the next gets a higher id. The
@@ -446,9 +459,9 @@ def _stream_events_sql(vendor: str, kinds: tuple[str, ...], games: int) -> str:
         # with the user) it would go back, below cursors already handed out.
         given = f"(SELECT seq FROM sqlite_sequence WHERE name = '{event.db_table}')"
         return (
-            f"SELECT h.lo, {columns}, e.{_q('id')} FROM "
-            f"(SELECT MAX(COALESCE(MAX({_q('id')}), 0), COALESCE({given}, 0)) + 1 AS lo "
-            f"FROM {table}) h "
+            f"SELECT h.lo, h.seats, {columns}, e.{_q('id')} FROM "
+            f"(SELECT MAX(COALESCE(MAX({_q('id')}), 0), COALESCE({given}, 0)) + 1 AS lo, "
+            f"{seats} AS seats FROM {table}) h "
             f"LEFT JOIN {table} e ON e.{game_id} IN ({marks}) AND e.{kind} IN ({kind_list})"
         )
     position = (
@@ -469,35 +482,48 @@ def _stream_events_sql(vendor: str, kinds: tuple[str, ...], games: int) -> str:
         f"WHERE x::text::bigint %% {_XID_SPAN} NOT IN ({others})"
     )
     return (
-        f"SELECT h.lo, {columns}, {position} FROM ("
-        f"SELECT LEAST({xmax}, COALESCE(({oldest}), {xmax})) AS lo, {xmax} AS hi "
-        f"FROM pg_current_snapshot() s) h "
+        f"SELECT h.lo, h.seats, {columns}, {position} FROM ("
+        f"SELECT LEAST({xmax}, COALESCE(({oldest}), {xmax})) AS lo, {xmax} AS hi, "
+        f"{seats} AS seats FROM pg_current_snapshot() s) h "
         f"LEFT JOIN {table} e ON e.{game_id} = ANY(%s) AND e.{kind} IN ({kind_list})"
     )
 
 
-def stream_events(game_ids: Sequence[int], kinds: Sequence[str]) -> tuple[int, list[StreamRow]]:
-    """The horizon and every ``kinds`` event row of ``game_ids``. A row whose position is
+@dataclass(frozen=True)
+class StreamRead:
+    """One snapshot: its horizon, the rows asked for, and the user's latest seats at live games."""
+
+    horizon: int
+    rows: list[StreamRow]
+    seats: list[tuple[int, int]]  # (game id, seat)
+
+
+def stream_events(
+    game_ids: Sequence[int], kinds: Sequence[str], *, user_id: object = None,
+    joined_since: Any = None,
+) -> StreamRead:
+    """The horizon, every ``kinds`` event row of ``game_ids``, and ``user_id``'s seats taken
+    since ``joined_since`` at games open or running, in one snapshot. A row whose position is
     below the horizon is settled: no transaction still running can commit a row below it."""
     vendor = connection.vendor
     sql = _stream_events_sql(vendor, tuple(kinds), len(game_ids))
-    params: list[Any] = [list(game_ids)] if vendor == "postgresql" else list(game_ids)
+    ids: list[Any] = [list(game_ids)] if vendor == "postgresql" else list(game_ids)
     if not game_ids and vendor != "postgresql":
         sql = sql.replace(" IN ()", " IN (NULL)")
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, [user_id, joined_since, *ids])
         found = cursor.fetchall()
-    horizon = int(found[0][0])
+    seats = [tuple(map(int, pair.split(":"))) for pair in (found[0][1] or "").split(",") if pair]
     rows = [
         StreamRow(
-            id=row[1], game_id=row[2], version=row[3], kind=row[4], seat=row[5],
-            data=json.loads(row[6]) if isinstance(row[6], str) else row[6],
-            position=int(row[7]),
+            id=row[2], game_id=row[3], version=row[4], kind=row[5], seat=row[6],
+            data=json.loads(row[7]) if isinstance(row[7], str) else row[7],
+            position=int(row[8]),
         )
         for row in found
-        if row[1] is not None
+        if row[2] is not None
     ]
-    return horizon, rows
+    return StreamRead(int(found[0][0]), rows, sorted((g, s) for g, s in seats))
 
 
 @cache
@@ -536,153 +562,3 @@ def game_seat_users(game_id: int) -> tuple[str, dict[int, int]]:
     if not found:
         return "", {}
     return str(found[0][0]), {int(u): int(i) for _s, u, i in found if u is not None}
-
-
-# --- many new rows at once --------------------------------------------------------------------
-@cache
-def _insert_many_sql(
-    model: type[models.Model], vendor: str, rows_count: int
-) -> tuple[str, tuple[models.Field[Any, Any], ...]]:
-    fields = tuple(f for f in model._meta.concrete_fields if not f.primary_key)
-    columns = ", ".join(_q(f.column) for f in fields)
-    one = "(" + ", ".join("%s" for _ in fields) + ")"
-    return (f"INSERT INTO {_q(model._meta.db_table)} ({columns}) VALUES "
-            + ", ".join([one] * rows_count)), fields
-
-
-# Values the database driver takes as they are; any other field's value is prepared.
-_RAW_TYPES = frozenset({
-    "AutoField", "BigAutoField", "SmallAutoField", "IntegerField", "BigIntegerField",
-    "SmallIntegerField", "PositiveIntegerField", "PositiveSmallIntegerField",
-    "PositiveBigIntegerField", "FloatField", "CharField", "TextField", "BooleanField",
-    "ForeignKey", "OneToOneField",
-})
-
-
-def insert_many(model: type[models.Model], items: Sequence[models.Model | dict[str, Any]]
-                ) -> None:
-    """Insert new rows of ``model`` (what ``bulk_create`` does, ids not read back), a
-    statement per batch: a whole game's moves and events, a driver's call log. ``items``:
-    instances, or dicts by attname (a missing field gets its default). The ORM's
-    ``bulk_create`` prepares every value through its compiler (80 us a call-log row here);
-    these rows need only their JSON encoded and their times set (``auto_now``: now;
-    ``auto_now_add``: now unless the row has its own, as a move made in memory has)."""
-    if not items:
-        return
-    db = connections[DEFAULT_DB_ALIAS]  # the proxy looks itself up on every attribute
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-    _write_rows(db, model, fields, items, timezone.now())
-
-
-def insert_new(model: type[models.Model], instances: Sequence[models.Model]) -> None:
-    """Insert new ``instances`` and give each its id, as ``bulk_create`` does: a batch's
-    games and seats, which the caller goes on with. On PostgreSQL the ids are drawn from the
-    table's sequence first, in one statement, and the rows are copied in with them.
-    ``bulk_create`` sends a multi-row insert there as one array per column (Django 5.2's
-    ``UNNEST``), and psycopg's client-side binding writes those arrays out in Python, escaping
-    every quote of every game's JSON state with a regular expression: about a millisecond a
-    game, the largest single item of a tournament's begin batch in a profile."""
-    if not instances:
-        return
-    db = connections[DEFAULT_DB_ALIAS]
-    if db.vendor != "postgresql":
-        model._default_manager.bulk_create(instances)
-        return
-    meta = model._meta
-    assert meta.pk is not None
-    with db.cursor() as cursor:
-        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, %s)) "
-                       "FROM generate_series(1, %s)", [meta.db_table, meta.pk.column,
-                                                        len(instances)])
-        ids = sorted(row[0] for row in cursor.fetchall())  # ascending, as bulk_create's
-    fields = list(meta.concrete_fields)
-    now = timezone.now()
-    stamped = [f for f in fields if getattr(f, "auto_now", False)
-               or getattr(f, "auto_now_add", False)]
-    for instance, new_id in zip(instances, ids, strict=True):
-        setattr(instance, meta.pk.attname, new_id)
-        for field in stamped:  # the times the rows get (``_getter``), as bulk_create sets them
-            if getattr(field, "auto_now", False) or getattr(instance, field.attname) is None:
-                setattr(instance, field.attname, now)
-    _write_rows(db, model, fields, instances, now)
-    for instance in instances:  # saved: a later save() updates the row
-        instance._state.adding = False
-        instance._state.db = db.alias
-
-
-def _write_rows(db: Any, model: type[models.Model], fields: Sequence[models.Field[Any, Any]],
-                items: Sequence[models.Model | dict[str, Any]], now: Any) -> None:
-    """``items``' values of ``fields``, written as new rows (COPY on PostgreSQL)."""
-    getters = [_getter(f, db, now) for f in fields]
-    params: list[Any] = []
-    for item in items:
-        if not isinstance(item, dict):
-            item = {f.attname: getattr(item, f.attname) for f in fields}
-        params.extend([get(item) for get in getters])
-    width = len(fields)
-    if db.vendor == "postgresql":
-        _copy_rows(db, model, fields, params, width)
-        return
-    batch = max(1, db.ops.bulk_batch_size(fields, items))
-    with db.cursor() as cursor:
-        for start in range(0, len(items), batch):
-            count = min(batch, len(items) - start)
-            sql, _ = _insert_many_sql(model, db.vendor, count)
-            cursor.execute(sql, params[start * width:(start + count) * width])
-
-
-def _getter(field: models.Field[Any, Any], db: Any, now: Any) -> Callable[[dict[str, Any]], Any]:
-    """How ``insert_many`` takes one field's parameter from a row (a dict by attname)."""
-    key = field.attname
-    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
-        keep = not getattr(field, "auto_now", False)  # auto_now_add: a time set stands
-        postgres = db.vendor == "postgresql"
-
-        adapt = (lambda value: value) if postgres else _sqlite_datetime
-
-        def stamp(row: dict[str, Any]) -> Any:
-            value = row.get(key) if keep else None
-            return adapt(now if value is None else value)
-
-        return stamp
-    default = field.get_default() if field.has_default() or field.null else None
-    if isinstance(field, models.JSONField):
-        encoder = field.encoder
-
-        def encoded(row: dict[str, Any]) -> Any:
-            value = row.get(key, default)
-            if value is None:
-                return None
-            if encoder is None:  # orjson: a game's moves are thousands of small values
-                return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-            return json.dumps(value, cls=encoder)
-
-        return encoded
-    if field.get_internal_type() in _RAW_TYPES:
-        return lambda row: row.get(key, default)
-    return lambda row: field.get_db_prep_save(row.get(key, default), db)
-
-
-def _sqlite_datetime(value: Any) -> str:
-    """``adapt_datetimefield_value`` of SQLite's backend (a time in UTC, written naive, as
-    ``str`` writes it) for the aware times of ``USE_TZ``, without its per-value checks."""
-    if value.tzinfo is not None:
-        value = value.astimezone(UTC).replace(tzinfo=None)
-    return str(value)
-
-
-_MISSING = object()
-
-
-def _copy_rows(db: Any, model: type[models.Model], fields: Sequence[models.Field[Any, Any]],
-               params: list[Any], width: int) -> None:
-    """PostgreSQL: the rows through COPY. A multi-row INSERT of a game's call log has hundreds
-    of placeholders, and psycopg parses such a statement afresh every time (it caches only
-    statements of at most 50 parameters): 10 ms a game, against 2-3 ms for the same rows
-    copied. JSON values are already text here; the column's type parses them."""
-    columns = ", ".join(_q(f.column) for f in fields)
-    # The wrapper: a violated constraint is Django's IntegrityError, as from any other insert.
-    with db.wrap_database_errors, db.cursor() as cursor, cursor.cursor.copy(
-            f"COPY {_q(model._meta.db_table)} ({columns}) FROM STDIN") as copy:
-        for start in range(0, len(params), width):
-            copy.write_row(params[start:start + width])
