@@ -289,10 +289,7 @@ def read(state: StreamState, changed: set[int] | None = None) -> list[dict[str, 
     """Every settled row after the cursor in the followed games (all rows of a game newly
     followed), in order; then the turns due in the ``changed`` games (None: all), those with
     rows now, and those held before. Games that ended leave the stream."""
-    if not state.games:
-        state.held = set()
-        return []
-    horizon, found = _rows_read(state, new=True)
+    horizon, found = _rows_read(state, new=True)  # with no game followed, the new seats still
     events: list[dict[str, Any]] = []
     unsettled: set[int] = set()
     ended: set[int] = set()

@@ -469,13 +469,16 @@ def _stream_events_sql(vendor: str, kinds: tuple[str, ...], games: int) -> str:
         f"((h.hi %% {_XID_SPAN} - e.xmin::text::bigint + {_XID_SPAN}) %% {_XID_SPAN}) END"
     )
     # One statement, so one snapshot. The horizon: the snapshot's xmax, lowered to the oldest
-    # transaction still running when it was taken (its xip), except those of other databases
-    # (they cannot write these rows; a long one must not hold this stream back). Every row
-    # below the horizon that will ever commit is visible in this snapshot already.
+    # transaction still running when it was taken (its xip), except those of other databases,
+    # their prepared (two-phase) ones too (they cannot write these rows; a long one, or one
+    # prepared and forgotten, must not hold this stream back). Every row below the horizon
+    # that will ever commit is visible in this snapshot already.
     xmax = "pg_snapshot_xmax(s)::text::bigint"
     others = (
         "SELECT a.backend_xid::text::bigint FROM pg_stat_activity a "
-        "WHERE a.datname IS DISTINCT FROM current_database() AND a.backend_xid IS NOT NULL"
+        "WHERE a.datname IS DISTINCT FROM current_database() AND a.backend_xid IS NOT NULL "
+        "UNION ALL SELECT p.transaction::text::bigint FROM pg_prepared_xacts p "
+        "WHERE p.database IS DISTINCT FROM current_database()"
     )
     oldest = (
         f"SELECT MIN(x::text::bigint) FROM pg_snapshot_xip(s) x "

@@ -112,3 +112,10 @@ def test_only_the_seats_taken_since_the_last_read_are_looked_up(alice, bob, monk
         stream.read(state, None)
         assert asked.pop() == before - stream.CLOCK_SKEW
         assert state.seats_read_at > before
+
+
+def test_a_stream_following_no_game_yet_finds_one_on_a_reread(alice, bob):
+    state, first = stream.open_stream(user_id=bob.pk, since=None)
+    assert first == [] and not state.games
+    game = a_started_game(alice, bob)
+    assert starts_of(stream.read(state, None), game) == 1
