@@ -34,6 +34,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils import timezone
+
 from bots import runner
 from bots import services as bot_services
 from bots import transport as bot_transport
@@ -58,6 +60,10 @@ _UNANSWERED = frozenset({"timeout", "connect", "reset"})
 # least a table's max strikes of them): long enough that a bot merely overloaded by several of
 # its games' calls at once (some time out, the next ones are answered) is not taken for dead.
 _UNRESPONSIVE_BUDGETS = 2
+# How often a driver reads its games' bots again (enabled, URL, signing secrets): a bot
+# disabled, moved or given a new secret during a tournament is called accordingly within
+# this long, its games in flight included.
+_BOTS_REFRESH_SECONDS = 2.0
 
 # An in-process bot: (url, payload) -> the answer, or None to call the URL over HTTP
 # (bench/arena_inprocess.py).
@@ -101,6 +107,10 @@ class _Seat:
 
     def __post_init__(self) -> None:
         self.bot_id, self.url, self.enabled = self.bot.pk, self.bot.url, self.bot.enabled
+
+    def refresh(self, bot: Bot, secrets: list[str]) -> None:
+        """The bot as read again (the loop reads these attributes at its next call)."""
+        self.secrets, self.url, self.enabled = secrets, bot.url, bot.enabled
 
 
 @dataclass
@@ -151,6 +161,7 @@ class Driver:
         # bots found unresponsive (both on the loop; read by ``unresponsive``).
         self._unanswered: dict[int, tuple[int, float]] = {}
         self._unresponsive: set[int] = set()
+        self._bots_read_at = time.monotonic()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="bot-driver",
                                         daemon=True)
@@ -196,7 +207,9 @@ class Driver:
         """Serve the loop's requests (records, end notices' bodies) until every submitted game
         is done, yielding each game's ``Outcome`` as it ends. ``timeout``: give up waiting
         after that long without news (the games left go on)."""
+        news_at = time.monotonic()
         while self._live:
+            self._bots_refresh_when_due()
             if self._over:  # kept here, not in a local: a caller may stop iterating anytime
                 play = self._over.popleft()
                 self._live.pop(play.outcome.game_id, None)
@@ -204,11 +217,19 @@ class Driver:
                 if len(self._calls) >= _FLUSH_CALLS or not self._live:
                     self.flush()
                 yield play.outcome
+                news_at = time.monotonic()
                 continue
+            wait = max(0.0, self._bots_read_at + _BOTS_REFRESH_SECONDS - time.monotonic())
+            if timeout is not None:
+                left = news_at + timeout - time.monotonic()
+                if left <= 0:
+                    return
+                wait = min(wait, left)
             try:
-                asked = [self._inbox.get(timeout=timeout)]
+                asked = [self._inbox.get(timeout=wait)]
             except queue.Empty:
-                return
+                continue  # a refresh due, or the caller's timeout
+            news_at = time.monotonic()
             while len(asked) < _RECORD_TOGETHER:  # and whatever else is waiting already
                 try:
                     asked.append(self._inbox.get_nowait())
@@ -267,6 +288,20 @@ class Driver:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _bots_refresh_when_due(self) -> None:
+        """Read the live games' bots again every ``_BOTS_REFRESH_SECONDS`` (one query): the
+        loop's next calls then go where, and signed as, the bot now says, or not at all."""
+        now = time.monotonic()
+        if now < self._bots_read_at + _BOTS_REFRESH_SECONDS:
+            return
+        self._bots_read_at = now
+        seats = [seat for play in list(self._live.values()) for seat in play.seats.values()]
+        fresh = Bot.objects.in_bulk({seat.bot_id for seat in seats})
+        for seat in seats:
+            bot = fresh.get(seat.bot_id)
+            if bot is not None:  # (a bot entered or seated cannot be deleted)
+                seat.refresh(bot, bot_services.signing_secrets(bot))
 
     def _record_by(self, game: Game) -> float:
         """When a checkpoint is due: halfway to the stored turn clock's deadline."""
@@ -370,7 +405,7 @@ class Driver:
             return False
         game, game_id, version = played.game, play.outcome.game_id, played.version
         call = {"bot_id": seat.bot_id, "kind": CallKind.TURN, "game_id": game_id,
-                "version": version, "seat": seat_index}
+                "version": version, "seat": seat_index, "created_at": timezone.now()}
         if not seat.enabled:
             self._fail(play, seat_index, call, runner.DISABLED, "The bot is disabled.", None, 0.0)
             return True
@@ -437,7 +472,7 @@ class Driver:
         encoded = bot_transport.encode(body)  # once for every seat (an end notice is big)
 
         async def one(seat: _Seat) -> None:
-            result = None
+            sent_at, result = timezone.now(), None
             if self.answer is not None:
                 result = self.answer(seat.url, {**body, "seat": seat.index})
             if result is None:
@@ -446,7 +481,8 @@ class Driver:
                 result = await self.transport.post_body(
                     seat.url, payload, secrets=seat.secrets, timeout=timeout)
             self._calls.append({
-                "bot_id": seat.bot_id, "kind": kind, "latency_ms": result.latency_ms,
+                "bot_id": seat.bot_id, "kind": kind, "created_at": sent_at,
+                "latency_ms": result.latency_ms,
                 "status": result.status, "error": result.error or "",
                 "detail": result.detail if not result.ok else "", "game_id": game.pk,
                 "version": game.version, "seat": seat.index,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from games import clock_checks, notify, rows
+from games import clock, clock_checks, notify, rows
 from games.engine_state import sync_public
 from games.models import Game, GameEvent, MoveRecord, Seat
 
@@ -70,6 +70,8 @@ class KeptBook:
         self.armed = False  # a new turn began: the stored game gets a fresh deadline
 
     def event(self, event: GameEvent) -> GameEvent:
+        if event.created_at is None:  # when it happened, not when its stretch is written
+            event.created_at = clock.now()
         self.events.append(event)
         return event
 
