@@ -81,6 +81,12 @@ _DNS_CACHE_SECONDS = 10  # only checked addresses are ever cached
 # this long: a bot whose DNS never answers held a lookup thread per call until the resolver
 # gave up, and 16 such calls left every other bot's new connection without one.
 _DNS_FAILURE_SECONDS = 5
+# A bot that answered within this long and now refuses connections is taken to be restarting:
+# its call is dialled again (every 20 ms, doubling to 250 ms) until the call's own deadline,
+# instead of failing at once and costing a strike per decision while nobody listens. A bot
+# never reached, or not for longer, fails at once as before (a dead bot stays cheap).
+_REDIAL_AFTER_ANSWER_SECONDS = 30.0
+_REDIAL_FIRST_SECONDS, _REDIAL_MAX_SECONDS = 0.02, 0.25
 
 
 @dataclass(frozen=True)
@@ -207,8 +213,17 @@ def _repeated_key(raw: bytes) -> str | None:
     return None
 
 
+def _redial_delay(started: float) -> float:
+    """How long to wait before dialling a refusing bot again: 20 ms, doubling with the time
+    already spent, at most 250 ms."""
+    spent = time.perf_counter() - started
+    return min(_REDIAL_MAX_SECONDS, max(_REDIAL_FIRST_SECONDS, spent))
+
+
 class _ConnectFailed(Exception):
-    pass
+    def __init__(self, message: str, *, refused: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused  # every address refused: nobody listening there (yet)
 
 
 @dataclass(frozen=True)
@@ -254,8 +269,11 @@ def _judged(started: float, response: http1.Response) -> CallResult:
         detail = f"the bot answered {status} redirect to {location!r} (not followed)"
         return _result(started, error="redirect", detail=detail, status=status)
     if not 200 <= status < 300:
-        return _result(started, error="status", detail=f"the bot answered {status}",
-                       status=status)
+        detail = f"the bot answered {status}"
+        if status == 401:  # what a bot answers to a signature it cannot verify
+            detail += (": it refused the call's signature? Check that it holds the bot's "
+                       "current secret (after a rotation, calls carry both for the grace period)")
+        return _result(started, error="status", detail=detail, status=status)
     parsed, value, problem = _parse_json(response.body)
     if not parsed:
         return _result(started, error="not_json", detail=problem[:500], status=status)
@@ -292,6 +310,7 @@ class BotTransport:
         self._pools = weakref.WeakKeyDictionary()
         self._dns: dict[tuple[str, int], tuple[float, list[str]]] = {}  # checked addresses
         self._dns_failed: dict[tuple[str, int], tuple[float, Exception]] = {}
+        self._answered: dict[tuple[str, str, int], float] = {}  # target -> monotonic, last answer
         # Lookups in flight, per event loop: a name's concurrent calls share one (one thread).
         self._lookups: dict[tuple[int, str, int], asyncio.Future[list[str]]] = {}
         self._tls = tls
@@ -336,6 +355,7 @@ class BotTransport:
         except OSError as exc:  # the name does not resolve
             raise _ConnectFailed(f"{target.host!r} does not resolve: {exc}") from None
         failure: OSError | None = None
+        refused = True
         for address in addresses:
             try:
                 _, connection = await loop.create_connection(
@@ -345,7 +365,8 @@ class BotTransport:
                 return connection
             except OSError as exc:  # refused, unreachable, a certificate refused (ssl.SSLError)
                 failure = exc
-        raise _ConnectFailed(str(failure))
+                refused = refused and isinstance(exc, ConnectionRefusedError)
+        raise _ConnectFailed(str(failure), refused=refused and failure is not None)
 
     async def _addresses(self, host: str, port: int) -> list[str]:
         """``guard.resolve``'s checked addresses, remembered for ``_DNS_CACHE_SECONDS`` (a
@@ -417,19 +438,34 @@ class BotTransport:
         anyway (or sends the same body to several bots) encodes once."""
         started = time.perf_counter()
         deadline = self._deadline(timeout)
+        refused: _ConnectFailed | None = None
         try:
             target = self._checked_url(url)
             signature = signing.headers_for(secrets, f"msg_{uuid.uuid4().hex}",
                                             int(time.time()), body)
             head = _request_head(target, body, signature)
             async with asyncio.timeout(deadline):
-                response = await self._pool().exchange(
-                    target.key, partial(self._dial, target), head, body)
+                while True:
+                    try:
+                        response = await self._pool().exchange(
+                            target.key, partial(self._dial, target), head, body)
+                        break
+                    except _ConnectFailed as exc:
+                        if not (exc.refused and self._answered_lately(target.key)):
+                            raise
+                        refused = exc  # restarting, probably: nothing was sent; again
+                        await asyncio.sleep(_redial_delay(started))
+            if len(self._answered) > 4096:
+                self._answered.clear()
+            self._answered[target.key] = time.monotonic()
         except guard.BadBotUrl as exc:
             return _result(started, error="bad_url", detail=exc.reason)
         except guard.BlockedAddress as exc:
             return _result(started, error="blocked_address", detail=exc.reason)
         except TimeoutError:  # before OSError, of which it is one
+            if refused is not None:
+                detail = f"could not connect: {refused} (dialled again until {deadline} s passed)"
+                return _result(started, error="connect", detail=detail[:500])
             return _result(started, error="timeout", detail=f"no full answer within {deadline} s")
         except _ConnectFailed as exc:
             return _result(started, error="connect", detail=f"could not connect: {exc}"[:500])
@@ -446,6 +482,10 @@ class BotTransport:
             detail = f"unexpected failure: {type(exc).__name__}: {exc}"
             return _result(started, error="reset", detail=detail[:500])
         return _judged(started, response)
+
+    def _answered_lately(self, key: tuple[str, str, int]) -> bool:
+        answered = self._answered.get(key)
+        return answered is not None and time.monotonic() - answered < _REDIAL_AFTER_ANSWER_SECONDS
 
     def _deadline(self, timeout: float) -> float:
         """The call's deadline in seconds: at most ``max_timeout``, nonsense counts as that."""

@@ -115,6 +115,7 @@ class FaultServer:
     huge_size: int = 10 * 1024 * 1024
     host: str = "127.0.0.1"
     tls: ssl.SSLContext | None = None  # serve https with this context
+    bind_port: int = 0  # 0: any free port (a restart binds the port it had)
     requests: list[RecordedRequest] = field(default_factory=list)
     calls: int = 0
     connections: int = 0
@@ -149,7 +150,8 @@ class FaultServer:
 
     async def _start(self) -> None:
         self._stopping = asyncio.Event()
-        self._server = await asyncio.start_server(self._handle, self.host, 0, ssl=self.tls)
+        self._server = await asyncio.start_server(self._handle, self.host, self.bind_port,
+                                                  ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
 
     def stop(self) -> None:

@@ -12,6 +12,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -215,6 +216,52 @@ def test_a_reply_just_inside_the_deadline_is_taken(
 def test_a_refused_connection_is_a_connect_error(transport: BotTransport, refused: str) -> None:
     result = call(transport, refused)
     assert result.error == "connect" and result.status is None
+
+
+def test_a_bot_restarting_on_its_port_is_dialled_again_within_the_call(
+    transport: BotTransport,
+) -> None:
+    """It answered a moment ago and now refuses: a restart. The call waits for it (within its
+    deadline) instead of striking the bot for every decision while nobody listens."""
+    first = FaultServer().start()
+    port = first.port
+    assert call(transport, first.url).ok
+    first.stop()
+    back = FaultServer(bind_port=port)
+    restart = threading.Timer(0.3, back.start)
+    restart.start()
+    try:
+        result = call(transport, f"http://127.0.0.1:{port}/", timeout=5)
+        assert result.ok and back.calls == 1
+    finally:
+        restart.join()
+        back.stop()
+
+
+def test_a_bot_that_stays_down_is_a_connect_error_once_the_call_runs_out(
+    transport: BotTransport,
+) -> None:
+    first = FaultServer().start()
+    assert call(transport, first.url).ok
+    first.stop()
+    result = call(transport, first.url, timeout=SHORT)
+    assert result.error == "connect" and "dialled again" in result.detail
+
+
+def test_a_bot_never_answered_that_refuses_is_dialled_once(
+    transport: BotTransport, refused: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A dead bot stays cheap: no waiting on an address that never answered."""
+    dials: list[Any] = []
+    dial = transport._dial
+
+    async def counted(target: Any) -> Any:
+        dials.append(target)
+        return await dial(target)
+
+    monkeypatch.setattr(transport, "_dial", counted)
+    result = call(transport, refused, timeout=5)
+    assert result.error == "connect" and len(dials) == 1
 
 
 def test_a_name_that_does_not_resolve_is_a_connect_error(transport: BotTransport) -> None:
@@ -473,3 +520,11 @@ def test_it_takes_colons_inside_strings_for_what_they_are() -> None:
     body = b'{"move": {"type": "draw"}, "note": "at 12:30:01", "k:ey": "{\\"a\\": 1}"}'
     assert _parse_json(body) == (True, {"move": {"type": "draw"}, "note": "at 12:30:01",
                                         "k:ey": '{"a": 1}'}, "")
+
+
+def test_a_401_answer_says_the_bot_probably_refused_the_signature(
+    transport: BotTransport, fault_bot: FaultServer
+) -> None:
+    result = call(transport, fault_bot.url_for("status/401"))
+    assert result.error == "status" and result.status == 401
+    assert "signature" in result.detail and "secret" in result.detail
