@@ -102,6 +102,15 @@ class TournamentPagination(StrictPageNumberPagination):
 class LeaderboardPagination(StrictPageNumberPagination):
     example_url = "https://uno.example.org/api/leaderboard/"
 
+    def get_paginated_response_schema(self, schema: Any) -> dict[str, Any]:
+        out = super().get_paginated_response_schema(schema)
+        out["properties"]["ladders"] = {
+            "type": "array", "items": {"type": "string"}, "example": ["official", "single_hand"],
+            "description": "Every ladder anyone is rated on, the official one first.",
+        }
+        out.setdefault("required", []).append("ladders")
+        return out
+
 
 class TournamentListCreateApi(GenericAPIView):
     pagination_class = TournamentPagination
@@ -403,11 +412,13 @@ class LeaderboardApi(GenericAPIView):
         operation_id="leaderboard",
         tags=RATINGS,
         summary="The Elo leaderboard",
-        description="Bots by Elo on one ladder (`rule_set`, default `official`), with the "
-        "95% interval of their latest finished rated tournament of that rule set, games, win "
-        "rate, latency p50/p99 and strikes. Filters: `owner` (a user name), `verified`, "
-        "`active` (enabled), `search` (part of the name); a row's `rank` stays its place on "
-        "the whole ladder.",
+        description="Bots by Elo on one ladder (`rule_set`; by default `official`, or while "
+        "nobody is rated on the official rules, the ladder with the most rated games, as the "
+        "admin's leaderboard opens), with the 95% interval of their latest finished rated "
+        "tournament of that rule set, games, win rate, latency p50/p99 and strikes. Filters: "
+        "`owner` (a user name), `verified`, `active` (enabled), `search` (part of the name); a "
+        "row's `rank` stays its place on the whole ladder. `ladders` lists every ladder anyone "
+        "is rated on; each row's `rule_set` names the one shown.",
         parameters=[
             RULE_SET,
             OpenApiParameter("owner", _text(150), required=False,
@@ -430,13 +441,17 @@ class LeaderboardApi(GenericAPIView):
         params = request.query_params
         verified = query_bool(params, "verified") if "verified" in params else None
         active = query_bool(params, "active") if "active" in params else None
+        rule_set = (query.validated_data["rule_set"] if "rule_set" in params
+                    else selectors.default_rule_set())
         ratings = presenters.leaderboard_queryset(
-            rule_set=query.validated_data["rule_set"],
+            rule_set=rule_set,
             owner=query.validated_data.get("owner"), verified=verified, active=active,
             search=query.validated_data.get("search"),
         )
         page = self.paginate_queryset(ratings) or []
-        return self.get_paginated_response(presenters.leaderboard_rows(page))
+        response = self.get_paginated_response(presenters.leaderboard_rows(page))
+        response.data["ladders"] = selectors.rule_sets()
+        return response
 
 
 class BotRatingsApi(APIView):

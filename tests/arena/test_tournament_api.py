@@ -530,6 +530,24 @@ def test_options_naming_another_number_of_players_than_the_table_size_say_so(
     assert three.status_code == 201, three.content
 
 
+def test_with_nobody_on_the_official_ladder_the_leaderboard_shows_the_busiest_and_names_all(
+    alice: Any, charlie_api: APIClient,
+) -> None:
+    """As the admin's leaderboard opens (a bot writer's review: a bare ``/api/leaderboard/``
+    answered an empty page with no hint after a day of single-hand tournaments)."""
+    bot = verified_bot(alice, "single")
+    Rating.objects.create(bot=bot, rule_set="single_hand", elo=1520, games=4, wins=3)
+    Rating.objects.create(bot=bot, rule_set="single_hand,stacking", elo=1500, games=1, wins=0)
+    board = charlie_api.get("/api/leaderboard/").json()
+    assert [(row["name"], row["rule_set"]) for row in board["results"]] == [
+        ("single", "single_hand")]
+    assert board["ladders"] == ["single_hand", "single_hand,stacking"]
+    Rating.objects.create(bot=bot, rule_set="official", elo=1490, games=1, wins=0)
+    board = charlie_api.get("/api/leaderboard/").json()
+    assert board["results"][0]["rule_set"] == "official"
+    assert board["ladders"][0] == "official"
+
+
 def test_a_ladder_is_found_by_its_rules_in_any_order_and_a_name_of_no_rules_is_a_400(
     alice: Any, charlie_api: APIClient,
 ) -> None:
