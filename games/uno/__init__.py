@@ -32,6 +32,7 @@ from .helpers import (
 )
 from .moves import MOVE_TYPES, Move
 from .options import Options
+from .sample import sample_state
 from .scenario import deal, scenario
 from .state import PHASE_NAMES as PHASES
 from .state import GameState
@@ -64,6 +65,7 @@ __all__ = [
     "new_game",
     "random_move",
     "replay",
+    "sample_state",
     "scenario",
     "view",
     "view_bluffs",

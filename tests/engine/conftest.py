@@ -6,6 +6,7 @@ import random
 from collections.abc import Callable, Iterator
 
 import pytest
+from hypothesis import strategies as st
 
 from games.uno import GameState, Move, Options, apply, legal_moves, new_game
 from games.uno import engine as engine_module
@@ -86,3 +87,25 @@ def rigged_flips(monkeypatch: pytest.MonkeyPatch) -> Callable[[Options, int, lis
         return state
 
     return make
+
+
+SINGLE_HANDS, TO_500 = st.just(True), st.just(500)
+
+
+def options_strategy(
+    *, single_hand: st.SearchStrategy[bool] = SINGLE_HANDS,
+    target_score: st.SearchStrategy[int] = TO_500,
+) -> st.SearchStrategy[Options]:
+    """Every rule option at random, 2 to 10 seats; single hands unless told otherwise."""
+    return st.builds(
+        Options,
+        players=st.integers(2, 10),
+        stacking=st.booleans(),
+        seven_o=st.booleans(),
+        jump_in=st.booleans(),
+        draw_until_playable=st.booleans(),
+        deck_2018=st.booleans(),
+        start_2022=st.booleans(),
+        single_hand=single_hand,
+        target_score=target_score,
+    )

@@ -11,23 +11,14 @@ from hypothesis import strategies as st
 from games.uno import GameState, Move, Options, apply, legal_moves, new_game, replay, view
 from games.uno.cards import CODES
 
+from .conftest import options_strategy as any_options
 from .conftest import random_game
 
 SETTINGS = settings(
     max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
 )
 
-options_strategy = st.builds(
-    Options,
-    players=st.integers(2, 10),
-    stacking=st.booleans(),
-    seven_o=st.booleans(),
-    jump_in=st.booleans(),
-    draw_until_playable=st.booleans(),
-    deck_2018=st.booleans(),
-    start_2022=st.booleans(),
-    single_hand=st.just(True),
-)
+options_strategy = any_options()
 
 
 def deck_size(state: GameState) -> int:
