@@ -208,15 +208,17 @@ class BotVerifyApi(APIView):
         operation_id="bots_verify",
         tags=BOTS,
         summary="Verify a bot",
-        description="Owner only. Checks the signature handshake (a signed notice is "
-        "accepted, a forged one refused with a 4xx) and plays a single-hand validation game "
-        "against a reference player, every decision over HTTP: it passes once the bot has "
-        "made 20 decisions in time, as JSON and legal (or the game ended sooner). The "
-        "result and the reasons for a failure are stored on the bot. Only verified, enabled "
-        "bots may enter tournaments. Takes as long as those decisions (a second for a quick "
-        "bot, at most 20 budgets). A disabled bot is not verified: 409 `bot_disabled`, its "
-        "last verdict kept, not counted against the hourly limit. One at a time per user "
-        "(429 `verification_running`), and so many an hour (429 with `Retry-After`).",
+        description="Owner only. Checks the signature handshake (a correctly signed notice "
+        "is accepted; one signed with a wrong secret, one with no signature headers and one "
+        "signed 10 minutes ago are each refused with a 4xx) and plays a single-hand "
+        "validation game against a reference player, every decision over HTTP: it passes "
+        "once the bot has made 20 decisions in time, as JSON and legal (or the game ended "
+        "sooner). The result and the reasons for a failure are stored on the bot. Only "
+        "verified, enabled bots may enter tournaments. Takes as long as those decisions (a "
+        "second for a quick bot, at most 20 budgets). A disabled bot is not verified: 409 "
+        "`bot_disabled`, its last verdict kept, not counted against the hourly limit. One at "
+        "a time per user (429 `verification_running`), and so many an hour (429 with "
+        "`Retry-After`).",
         parameters=[BOT_ID, RETRY_AFTER],
         request=None,
         responses={
