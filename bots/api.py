@@ -40,6 +40,9 @@ BOTS = ["bots"]
 BOT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Bot id.")
 _BAD_URL = ValidationError({"url": ["The URL must not carry a user name or password."]})
 _TAKEN = ValidationError({"name": [services.NAME_TAKEN]})
+# What an operation that takes no body answers to one with fields (``no_body``): a client that
+# sends its own secret to rotate-secret, say, expecting it to be set.
+_NO_BODY = ValidationError({"secret": ["Unknown field."]})
 
 
 def _example(name: str, value: Any, description: str = "") -> OpenApiExample:
@@ -185,7 +188,7 @@ class BotRotateSecretApi(APIView):
         responses={
             200: OpenApiResponse(SecretOut, "The new secret.",
                                  examples=[_example("Rotated", examples.SECRET)]),
-            **error_responses(400, 401, 403, 404, raises=[NotBotOwner()]),
+            **error_responses(400, 401, 403, 404, raises=[_NO_BODY, NotBotOwner()]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
@@ -226,7 +229,7 @@ class BotVerifyApi(APIView):
                                  examples=[_example("Passed", examples.VERIFIED),
                                            _example("Failed", examples.VERIFY_FAILED)]),
             **error_responses(400, 401, 403, 404, 409, 429,
-                              raises=[NotBotOwner(), BotDisabled(verify.DISABLED),
+                              raises=[_NO_BODY, NotBotOwner(), BotDisabled(verify.DISABLED),
                                       VerificationRunning()]),
         },
     )
