@@ -182,7 +182,8 @@ class BotRotateSecretApi(APIView):
         summary="Rotate the signing secret",
         description="Owner only. A new secret, shown this once. Until `previous_secret_until` "
         "every call carries two signatures (new and old secret) in `webhook-signature`, so "
-        "the bot can switch over without missing a call.",
+        "the bot can switch over without missing a call. A rotation keeps only the secret it "
+        "replaces: after a second one, the first secret no longer signs anything.",
         parameters=[BOT_ID],
         request=None,
         responses={

@@ -297,3 +297,14 @@ def test_its_400_example_is_what_a_body_it_does_not_take_gets(
     answer = alice_api.post(f"/api/bots/{bot.pk}/{action}", {"secret": "whsec_mine"},
                             format="json")
     assert answer.status_code == 400 and answer.json() == example
+
+
+def test_a_second_rotation_drops_the_first_secret_at_once_within_its_grace_period(
+    alice: Any, alice_api: APIClient
+) -> None:
+    bot, first = register(alice, "twice", URL)
+    second = alice_api.post(f"/api/bots/{bot.pk}/rotate-secret/").json()["secret"]
+    third = alice_api.post(f"/api/bots/{bot.pk}/rotate-secret/").json()["secret"]
+    bot.refresh_from_db()
+    assert bot_services.signing_secrets(bot) == [third, second]  # not first: 24 h or not
+    assert first not in bot_services.signing_secrets(bot)

@@ -78,11 +78,11 @@ def _ignores_the_timestamp(secret: str, headers: dict[str, str], raw: bytes) -> 
 class _RecordingBot:
     """A stdlib bot on 127.0.0.1 that checks signatures (``check`` raises ``SignatureError``
     for a call it refuses with 401), keeps every body it accepts, and plays its first legal
-    move."""
+    move (``beside``: other top-level keys of its answer)."""
 
     def __init__(self, secret: str,
-                 check: Callable[[str, dict[str, str], bytes], None] = _checks_everything
-                 ) -> None:
+                 check: Callable[[str, dict[str, str], bytes], None] = _checks_everything,
+                 beside: dict[str, Any] | None = None) -> None:
         import json
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -103,7 +103,8 @@ class _RecordingBot:
                 bodies.append(body)
                 if body["type"] != "turn":
                     return self._answer(204, b"")
-                self._answer(200, json.dumps({"move": body["legal_moves"][0]}).encode())
+                answer = {**(beside or {}), "move": body["legal_moves"][0]}
+                self._answer(200, json.dumps(answer).encode())
 
             def _answer(self, status: int, data: bytes) -> None:
                 self.send_response(status)
@@ -259,6 +260,30 @@ def test_a_bot_making_illegal_moves_fails_the_validation_game(alice: Any) -> Non
     assert not result["verified"]
     assert any(": illegal (" in reason for reason in result["reasons"])
     assert not Bot.objects.get(pk=bot.pk).verified
+
+
+def test_a_move_with_a_key_it_does_not_know_is_a_malformed_answer(alice: Any) -> None:
+    bot, secret = register(alice, "chatty", "http://127.0.0.1:9/")
+
+    def explain(view: dict[str, Any], rng: Any) -> dict[str, Any]:
+        return {**view["legal_moves"][0], "why": "the first one"}
+
+    result = _verified_while_served(alice, bot, secret, explain)
+    assert not result["verified"]
+    assert "Turn 1: malformed (unknown move field 'why')." in result["reasons"]
+
+
+def test_the_answers_other_top_level_keys_are_ignored(alice: Any) -> None:
+    from bots import verify
+
+    bot, secret = register(alice, "annotated", "http://127.0.0.1:9/")
+    recorder = _RecordingBot(secret, beside={"why": "the first one", "think_ms": 3})
+    try:
+        bot_services.bot_update(bot=bot, data={"url": recorder.url})
+        result = verify.verify(bot_id=bot.pk, seed=8)
+    finally:
+        recorder.close()
+    assert result["verified"], result
 
 
 def test_the_admin_action_verifies_too(admin_client: Any, alice: Any) -> None:
