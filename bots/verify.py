@@ -91,8 +91,8 @@ class Refusal:
     """A notice the bot must refuse with a 4xx (401), and why, for the reason a failure
     gives."""
 
-    sent: str  # "A notice <sent> was answered ..."
-    must: str  # "... the bot must <must>."
+    sent: str  # "A notice <sent> got <the answer>: ..."
+    must: str  # "... the bot must <must> and refuse it with a 4xx (401)."
     wrong_secret: bool = False
     unsigned: bool = False
     age_seconds: int = 0
@@ -101,10 +101,10 @@ class Refusal:
 REFUSALS = (
     Refusal("signed with a wrong secret", "check webhook-signature", wrong_secret=True),
     Refusal("with no webhook-id, webhook-timestamp or webhook-signature header",
-            "refuse a call without its signature headers", unsigned=True),
+            "check that a call carries its signature headers", unsigned=True),
     Refusal(f"correctly signed but with a webhook-timestamp {STALE_SECONDS // 60} minutes old",
-            f"refuse a webhook-timestamp more than {signing.TOLERANCE_SECONDS // 60} minutes "
-            "off its clock (a replayed call)", age_seconds=STALE_SECONDS),
+            f"check webhook-timestamp (more than {signing.TOLERANCE_SECONDS // 60} minutes "
+            "off its clock: a replayed call)", age_seconds=STALE_SECONDS),
 )
 
 

@@ -220,8 +220,8 @@ def test_it_refuses_to_verify_a_bot_that_accepts_an_unsigned_call(alice: Any) ->
     assert not result["verified"] and result["turns"] == 0
     assert result["reasons"] == [
         "A notice with no webhook-id, webhook-timestamp or webhook-signature header got 204: "
-        "the bot must refuse a call without its signature headers and refuse it with a 4xx "
-        "(401)."]
+        "the bot must check that a call carries its signature headers and refuse it with a "
+        "4xx (401)."]
 
 
 def test_it_refuses_to_verify_a_bot_that_accepts_a_stale_timestamp(alice: Any) -> None:
@@ -229,7 +229,7 @@ def test_it_refuses_to_verify_a_bot_that_accepts_a_stale_timestamp(alice: Any) -
     assert not result["verified"] and result["turns"] == 0
     assert result["reasons"] == [
         "A notice correctly signed but with a webhook-timestamp 10 minutes old got 204: the "
-        "bot must refuse a webhook-timestamp more than 5 minutes off its clock (a replayed "
+        "bot must check webhook-timestamp (more than 5 minutes off its clock: a replayed "
         "call) and refuse it with a 4xx (401)."]
 
 
