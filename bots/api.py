@@ -40,6 +40,9 @@ BOTS = ["bots"]
 BOT_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="Bot id.")
 _BAD_URL = ValidationError({"url": ["The URL must not carry a user name or password."]})
 _TAKEN = ValidationError({"name": [services.NAME_TAKEN]})
+# What an operation that takes no body answers to one with fields (``no_body``): a client that
+# sends its own secret to rotate-secret, say, expecting it to be set.
+_NO_BODY = ValidationError({"secret": ["Unknown field."]})
 
 
 def _example(name: str, value: Any, description: str = "") -> OpenApiExample:
@@ -179,13 +182,14 @@ class BotRotateSecretApi(APIView):
         summary="Rotate the signing secret",
         description="Owner only. A new secret, shown this once. Until `previous_secret_until` "
         "every call carries two signatures (new and old secret) in `webhook-signature`, so "
-        "the bot can switch over without missing a call.",
+        "the bot can switch over without missing a call. A rotation keeps only the secret it "
+        "replaces: after a second one, the first secret no longer signs anything.",
         parameters=[BOT_ID],
         request=None,
         responses={
             200: OpenApiResponse(SecretOut, "The new secret.",
                                  examples=[_example("Rotated", examples.SECRET)]),
-            **error_responses(400, 401, 403, 404, raises=[NotBotOwner()]),
+            **error_responses(400, 401, 403, 404, raises=[_NO_BODY, NotBotOwner()]),
         },
     )
     def post(self, request: Request, id: int) -> Response:
@@ -208,15 +212,17 @@ class BotVerifyApi(APIView):
         operation_id="bots_verify",
         tags=BOTS,
         summary="Verify a bot",
-        description="Owner only. Checks the signature handshake (a signed notice is "
-        "accepted, a forged one refused with a 4xx) and plays a single-hand validation game "
-        "against a reference player, every decision over HTTP: it passes once the bot has "
-        "made 20 decisions in time, as JSON and legal (or the game ended sooner). The "
-        "result and the reasons for a failure are stored on the bot. Only verified, enabled "
-        "bots may enter tournaments. Takes as long as those decisions (a second for a quick "
-        "bot, at most 20 budgets). A disabled bot is not verified: 409 `bot_disabled`, its "
-        "last verdict kept, not counted against the hourly limit. One at a time per user "
-        "(429 `verification_running`), and so many an hour (429 with `Retry-After`).",
+        description="Owner only. Checks the signature handshake (a correctly signed notice "
+        "is accepted; one signed with a wrong secret, one with no signature headers and one "
+        "signed 10 minutes ago are each refused with a 4xx) and plays a single-hand "
+        "validation game against a reference player, every decision over HTTP: it passes "
+        "once the bot has made 20 decisions in time, as JSON and legal (or the game ended "
+        "sooner). The result and the reasons for a failure are stored on the bot. Only "
+        "verified, enabled bots may enter tournaments. Takes as long as those decisions (a "
+        "second for a quick bot, at most 20 budgets). A disabled bot is not verified: 409 "
+        "`bot_disabled`, its last verdict kept, not counted against the hourly limit. One at "
+        "a time per user (429 `verification_running`), and so many an hour (429 with "
+        "`Retry-After`).",
         parameters=[BOT_ID, RETRY_AFTER],
         request=None,
         responses={
@@ -224,7 +230,7 @@ class BotVerifyApi(APIView):
                                  examples=[_example("Passed", examples.VERIFIED),
                                            _example("Failed", examples.VERIFY_FAILED)]),
             **error_responses(400, 401, 403, 404, 409, 429,
-                              raises=[NotBotOwner(), BotDisabled(verify.DISABLED),
+                              raises=[_NO_BODY, NotBotOwner(), BotDisabled(verify.DISABLED),
                                       VerificationRunning()]),
         },
     )

@@ -13,7 +13,6 @@ from typing import Any
 
 from drf_spectacular.utils import (
     OpenApiExample,
-    OpenApiParameter,
     OpenApiRequest,
     OpenApiResponse,
     OpenApiWebhook,
@@ -36,7 +35,9 @@ class LatencyIn(serializers.Serializer):
 
 class _Common(serializers.Serializer):
     protocol = serializers.IntegerField(help_text="Protocol version: 1.")
-    type = serializers.ChoiceField(choices=list(_TYPES))
+    # ``type``: each body's own, a one-value enum (a generator can tell the bodies apart by
+    # it). It stays inline: drf-spectacular registers a webhook's components after its enum
+    # hook has named the others' enums.
     game = serializers.IntegerField(help_text="Game id (0 in a verification game).")
     version = serializers.IntegerField(help_text="Game version the body describes.")
     seat = serializers.IntegerField(help_text="The bot's seat.")
@@ -44,6 +45,7 @@ class _Common(serializers.Serializer):
 
 
 class BotTurn(_Common):
+    type = serializers.ChoiceField(choices=["turn"])
     view = EngineViewField(help_text="The seat's view: what `GET /api/games/{id}/view/` "
                            "shows under `view` (the same function builds it).")
     legal_moves = serializers.ListField(child=MoveField(),
@@ -61,6 +63,7 @@ class BotTurnAnswer(serializers.Serializer):
 
 
 class BotStartNotice(_Common):
+    type = serializers.ChoiceField(choices=["start"])
     players = serializers.ListField(child=serializers.CharField(allow_null=True))
 
 
@@ -71,6 +74,7 @@ class ResultIn(serializers.Serializer):
 
 
 class BotEndNotice(_Common):
+    type = serializers.ChoiceField(choices=["end"])
     result = ResultIn()
     replay = serializers.DictField(
         allow_null=True,
@@ -78,18 +82,37 @@ class BotEndNotice(_Common):
         "it is held: a tournament's games open when the tournament ends (they share deals).")
 
 
-_HEADERS = [
-    OpenApiParameter("webhook-id", str, OpenApiParameter.HEADER, required=True,
-                     description="Unique per call (`msg_<hex>`). A call sent once more on "
-                     "a new connection (the kept-alive one failed before any answer) is the "
-                     "same bytes with the same id: de-duplicate on it."),
-    OpenApiParameter("webhook-timestamp", str, OpenApiParameter.HEADER, required=True,
-                     description="Unix seconds; refuse calls more than 5 minutes off."),
-    OpenApiParameter("webhook-signature", str, OpenApiParameter.HEADER, required=True,
-                     description="Space-separated `v1,<base64 HMAC-SHA256>` of "
-                     "`{id}.{timestamp}.{body}`, one per valid secret (two during a "
-                     "rotation's grace period): accept the call if any one matches."),
+# The Standard Webhooks headers every call carries (``bots.signing.headers_for``), as OpenAPI
+# header parameters. Raw objects that ``webhooks_as_extension`` puts on every webhook:
+# drf-spectacular builds a webhook's body and responses but drops its ``parameters``.
+_BASE64_HMAC = "[A-Za-z0-9+/]{43}="  # the 32 bytes of an HMAC-SHA256
+SIGNATURE_HEADERS: list[dict[str, Any]] = [
+    {"name": "webhook-id", "in": "header", "required": True,
+     "schema": {"type": "string", "pattern": "^msg_[0-9a-f]{32}$"},
+     "example": "msg_2b8c1e0f6a9d4c7e8f1a2b3c4d5e6f70",
+     "description": "Unique per call (`msg_` and 32 hex digits). A call sent once more on a "
+     "new connection (the kept-alive one failed before any answer) is the same bytes with "
+     "the same id: de-duplicate on it."},
+    {"name": "webhook-timestamp", "in": "header", "required": True,
+     "schema": {"type": "integer", "format": "int64", "minimum": 0},
+     "example": 1767607200,
+     "description": "When the call was signed, in unix seconds (decimal digits). Refuse a "
+     "call more than 5 minutes off your clock with 401: a replayed call."},
+    {"name": "webhook-signature", "in": "header", "required": True,
+     "schema": {"type": "string",
+                "pattern": f"^v1,{_BASE64_HMAC}( v1,{_BASE64_HMAC})?$"},
+     "example": "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+     "description": "Space-separated `v1,<base64 HMAC-SHA256>` of `{id}.{timestamp}.{body}` "
+     "(the key: the base64-decoded part of your secret after `whsec_`), one per valid "
+     "secret: two during a rotation's grace period. Accept the call if any one matches a "
+     "secret you hold; refuse it with 401 if none does."},
 ]
+_REFUSED = OpenApiResponse(description="What the bot must answer (any 4xx will do) to a call "
+                           "whose signature is missing, matches none of its secrets or is "
+                           "more than 5 minutes old: verification sends such calls and fails "
+                           "a bot that accepts one. A real call, correctly signed, answered "
+                           "so is a failed call (`status`).")
+
 
 def _turn_example() -> dict[str, Any]:
     """A real turn's body, as ``bots.runner`` builds it: table 7, a two-seat single hand dealt
@@ -115,9 +138,9 @@ def _notice(kind: str, body: type[serializers.Serializer]) -> OpenApiWebhook:
             summary=f"Bot protocol 1: {kind}",
             description=_TYPES[kind] + " A notice needs only a 2xx; a failed notice never "
             "costs a strike.",
-            parameters=_HEADERS,
             request=body,
-            responses={204: OpenApiResponse(description="Received (any 2xx).")},
+            responses={204: OpenApiResponse(description="Received (any 2xx)."),
+                       401: _REFUSED},
         ),
     )
 
@@ -130,15 +153,17 @@ TURN_WEBHOOK = OpenApiWebhook(
         "`{\"move\": ...}` (one of `legal_moves`) within `budget_ms`. Anything else (no "
         "answer in time, a non-2xx or redirect, not JSON, too big, not a move, an illegal "
         "move) makes the server play the seat's default move and strike it.",
-        parameters=_HEADERS,
         # Each example beside its own body: drf-spectacular builds a webhook from the bot's
         # side (its request is what the bot answers), so an operation-wide "request_only"
         # example lands on the answer.
         request=OpenApiRequest(BotTurn, examples=[OpenApiExample("A turn", TURN_EXAMPLE)]),
-        responses={200: OpenApiResponse(
-            BotTurnAnswer, "The bot's move.",
-            examples=[OpenApiExample("Play the red seven", ANSWER_EXAMPLE)],
-        )},
+        responses={
+            200: OpenApiResponse(
+                BotTurnAnswer, "The bot's move.",
+                examples=[OpenApiExample("Play the red seven", ANSWER_EXAMPLE)],
+            ),
+            401: _REFUSED,
+        },
     ),
 )
 START_WEBHOOK = _notice("start", BotStartNotice)
@@ -147,8 +172,12 @@ END_WEBHOOK = _notice("end", BotEndNotice)
 
 def webhooks_as_extension(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """drf-spectacular postprocessing hook: OpenAPI 3.0 has no ``webhooks``; keep them as
-    ``x-webhooks`` (their schemas stay named components)."""
+    ``x-webhooks`` (their schemas stay named components), each call with its signature
+    headers."""
     webhooks = result.pop("webhooks", None)
     if webhooks:
+        for operations in webhooks.values():
+            for operation in operations.values():
+                operation["parameters"] = [dict(header) for header in SIGNATURE_HEADERS]
         result["x-webhooks"] = webhooks
     return result

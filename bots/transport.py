@@ -5,7 +5,8 @@ Nothing else in the project opens a connection to a user-supplied address. Every
 * is checked: the URL's syntax (``guard.check_url``), then the address. Every host, name or
   IP literal, goes through ``guard.resolve`` before a connection is dialled, and the address
   that was checked is the one connected to, while ``Host`` and TLS SNI keep the name.
-* is signed the Standard Webhooks way (``bots.signing``), with a fresh id and timestamp.
+* is signed the Standard Webhooks way (``bots.signing``), with a fresh id and timestamp
+  (verification alone sends a call unsigned or stale, on purpose: ``bots.verify``).
 * has one deadline for the whole call (connect, send, read): a bot that drips its answer a byte
   at a time is cut off at the deadline like one that never answers.
 * reads at most ``max_body`` bytes (never more are buffered), follows no redirect, asks for no
@@ -422,9 +423,12 @@ class BotTransport:
         *,
         secrets: Sequence[str],
         timeout: float,
+        signed_at: int | None = None,
+        unsigned: bool = False,
     ) -> CallResult:
         """POST ``payload`` as signed JSON; every bot failure comes back as a ``CallResult``."""
-        return await self.post_body(url, encode(payload), secrets=secrets, timeout=timeout)
+        return await self.post_body(url, encode(payload), secrets=secrets, timeout=timeout,
+                                    signed_at=signed_at, unsigned=unsigned)
 
     async def post_body(
         self,
@@ -433,16 +437,23 @@ class BotTransport:
         *,
         secrets: Sequence[str],
         timeout: float,
+        signed_at: int | None = None,
+        unsigned: bool = False,
     ) -> CallResult:
         """``post`` of a body already encoded (``encode``): a caller that made the bytes
-        anyway (or sends the same body to several bots) encodes once."""
+        anyway (or sends the same body to several bots) encodes once.
+
+        Only verification's refusal checks (``bots.verify``) pass the last two: ``signed_at``
+        signs with that ``webhook-timestamp`` instead of now (a stale call), ``unsigned``
+        sends none of the three signature headers (``secrets`` unused)."""
         started = time.perf_counter()
         deadline = self._deadline(timeout)
         refused: _ConnectFailed | None = None
         try:
             target = self._checked_url(url)
-            signature = signing.headers_for(secrets, f"msg_{uuid.uuid4().hex}",
-                                            int(time.time()), body)
+            signature = {} if unsigned else signing.headers_for(
+                secrets, f"msg_{uuid.uuid4().hex}",
+                int(time.time()) if signed_at is None else signed_at, body)
             head = _request_head(target, body, signature)
             async with asyncio.timeout(deadline):
                 while True:
@@ -519,10 +530,13 @@ class BotTransport:
         *,
         secrets: Sequence[str],
         timeout: float,
+        signed_at: int | None = None,
+        unsigned: bool = False,
     ) -> CallResult:
         """``post`` for synchronous code: runs on the transport's own event-loop thread."""
-        return self.result(self.post_future(url, payload, secrets=secrets, timeout=timeout),
-                           timeout=timeout)
+        future = self.post_future(url, payload, secrets=secrets, timeout=timeout,
+                                  signed_at=signed_at, unsigned=unsigned)
+        return self.result(future, timeout=timeout)
 
     def post_future(
         self,
@@ -531,11 +545,15 @@ class BotTransport:
         *,
         secrets: Sequence[str],
         timeout: float,
+        signed_at: int | None = None,
+        unsigned: bool = False,
     ) -> concurrent.futures.Future[CallResult]:
         """``post`` started on the transport's own event-loop thread; the caller goes on
         (``result`` waits for it)."""
         return asyncio.run_coroutine_threadsafe(
-            self.post(url, payload, secrets=secrets, timeout=timeout), self._loop()
+            self.post(url, payload, secrets=secrets, timeout=timeout, signed_at=signed_at,
+                      unsigned=unsigned),
+            self._loop(),
         )
 
     def result(self, future: concurrent.futures.Future[CallResult], *, timeout: float

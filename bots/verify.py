@@ -1,8 +1,11 @@
 """Verification: does a bot speak protocol 1? Two checks, both over real HTTP:
 
-1. The signature handshake: a correctly signed notice gets a 2xx, and one signed with a wrong
-   secret is refused with a 4xx (a bot that accepts anything could be driven by anyone). The
-   signed notice is the validation game's start notice (the bot's seat in it).
+1. The signature handshake: a correctly signed notice gets a 2xx, and three that must not be
+   trusted are each refused with a 4xx (``REFUSALS``): one signed with a wrong secret, one with
+   no signature headers at all, and one correctly signed but timestamped ``STALE_SECONDS``
+   ago. A bot that accepts any of them could be driven by anyone (the unsigned one), or by
+   anyone who once saw a call of it (the stale one, replayed). Every one of them is the
+   validation game's start notice (the bot's seat in it).
 2. A validation game: one single-hand game against a reference player (a random legal move,
    in this process), every decision of the bot asked over HTTP with the protocol's turn
    payload. Every answer must come in time, be JSON ``{"move": ...}`` and be legal. The game
@@ -23,6 +26,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from django.utils import timezone
@@ -49,8 +53,14 @@ DECISIONS = 20
 # reference player's moves, the call log); where DECISIONS budgets would not fit in
 # GAME_SECONDS (a budget over 2 s), fewer decisions are asked. A bot answering each call
 # within its budget thus always finishes; the limit only stops a server that stalls.
+# The handshake's notices (the signed one and the REFUSALS, one after another on the kept-alive
+# connection: a bot serving one connection at a time passes too) and the end notice take at
+# most NOTICE_TIMEOUT_SECONDS each beside it: 5 notices of 2 s and 45 s, within the 60.
 GAME_SECONDS = 45
 GAME_SLACK_SECONDS = 5
+# The stale notice's age: twice the protocol's tolerance (``signing.TOLERANCE_SECONDS``), so a
+# bot whose clock is a few minutes off still sees it as stale, and one that checks passes.
+STALE_SECONDS = 600
 
 
 def decisions_for(budget_ms: int) -> int:
@@ -76,6 +86,28 @@ def _players(bot: Bot, bot_seat: int) -> list[str]:
     return [bot.label, "reference"] if bot_seat == 0 else ["reference", bot.label]
 
 
+@dataclass(frozen=True)
+class Refusal:
+    """A notice the bot must refuse with a 4xx (401), and why, for the reason a failure
+    gives."""
+
+    sent: str  # "A notice <sent> got <the answer>: ..."
+    must: str  # "... the bot must <must> and refuse it with a 4xx (401)."
+    wrong_secret: bool = False
+    unsigned: bool = False
+    age_seconds: int = 0
+
+
+REFUSALS = (
+    Refusal("signed with a wrong secret", "check webhook-signature", wrong_secret=True),
+    Refusal("with no webhook-id, webhook-timestamp or webhook-signature header",
+            "check that a call carries its signature headers", unsigned=True),
+    Refusal(f"correctly signed but with a webhook-timestamp {STALE_SECONDS // 60} minutes old",
+            f"check webhook-timestamp (more than {signing.TOLERANCE_SECONDS // 60} minutes "
+            "off its clock: a replayed call)", age_seconds=STALE_SECONDS),
+)
+
+
 def _handshake(bot: Bot, transport: bot_transport.BotTransport, options: dict[str, Any],
                bot_seat: int, reasons: list[str]) -> None:
     notice = {"protocol": runner.PROTOCOL, "type": "start", "game": 0, "version": 0,
@@ -90,14 +122,27 @@ def _handshake(bot: Bot, transport: bot_transport.BotTransport, options: dict[st
         return
     if not good.ok:
         reasons.append(f"A correctly signed notice failed: {good.error} ({good.detail}).")
-    forged = transport.post_sync(bot.url, notice, secrets=[signing.new_secret()],
-                                 timeout=runner.NOTICE_TIMEOUT_SECONDS)
-    if forged.status is None or not 400 <= forged.status < 500:
-        got = forged.status if forged.status is not None else forged.error
-        reasons.append(
-            f"A notice signed with a wrong secret got {got}: the bot must check "
-            "webhook-signature and refuse it with a 4xx (401)."
-        )
+    for refusal in REFUSALS:
+        problem = _refused(bot, transport, notice, refusal)
+        if problem:
+            reasons.append(problem)
+
+
+def _refused(bot: Bot, transport: bot_transport.BotTransport, notice: dict[str, Any],
+             refusal: Refusal) -> str:
+    """Send ``refusal``'s notice: "" when the bot refused it with a 4xx, else the reason. Not
+    logged: a bot that refuses them as it should must not see failed calls in its counts."""
+    secrets = [signing.new_secret()] if refusal.wrong_secret else (
+        bot_services.signing_secrets(bot))
+    signed_at = int(time.time()) - refusal.age_seconds if refusal.age_seconds else None
+    sent = transport.post_sync(bot.url, notice, secrets=secrets, signed_at=signed_at,
+                               unsigned=refusal.unsigned, timeout=runner.NOTICE_TIMEOUT_SECONDS)
+    # Any 4xx is a refusal (401 is the one asked for): a bot that says 403 means the same.
+    if sent.status is not None and 400 <= sent.status < 500:
+        return ""
+    got = sent.status if sent.status is not None else f"{sent.error} ({sent.detail})"
+    return (f"A notice {refusal.sent} got {got}: the bot must {refusal.must} and refuse it "
+            "with a 4xx (401).")
 
 
 def _game(bot: Bot, transport: bot_transport.BotTransport, budget: int, seed: int,

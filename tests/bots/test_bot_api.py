@@ -13,7 +13,7 @@ from bots import services as bot_services
 from bots.models import Bot
 from bots.serve import serve_in_thread
 from bots.transport import BotTransport
-from tests.arena.test_schema_examples import validator
+from tests.arena.test_schema_examples import examples_of, operation, validator
 from tests.bots.helpers import register
 from tests.games.conftest import client_for
 
@@ -284,3 +284,27 @@ def test_someone_elses_bot_answers_what_the_schema_declares(
     assert "url" not in theirs
     check.validate(theirs)
     check.validate(alice_api.get(f"/api/bots/{bot['id']}/").json())
+
+
+@pytest.mark.parametrize(("operation_id", "action"),
+                         [("bots_rotate_secret", "rotate-secret/"), ("bots_verify", "verify/")])
+def test_its_400_example_is_what_a_body_it_does_not_take_gets(
+    alice: Any, alice_api: APIClient, operation_id: str, action: str
+) -> None:
+    """Not another operation's error (a table's options): these take no body at all."""
+    bot, _ = register(alice, "bodyless", URL)
+    (example,) = examples_of(operation(operation_id), "400")
+    answer = alice_api.post(f"/api/bots/{bot.pk}/{action}", {"secret": "whsec_mine"},
+                            format="json")
+    assert answer.status_code == 400 and answer.json() == example
+
+
+def test_a_second_rotation_drops_the_first_secret_at_once_within_its_grace_period(
+    alice: Any, alice_api: APIClient
+) -> None:
+    bot, first = register(alice, "twice", URL)
+    second = alice_api.post(f"/api/bots/{bot.pk}/rotate-secret/").json()["secret"]
+    third = alice_api.post(f"/api/bots/{bot.pk}/rotate-secret/").json()["secret"]
+    bot.refresh_from_db()
+    assert bot_services.signing_secrets(bot) == [third, second]  # not first: 24 h or not
+    assert first not in bot_services.signing_secrets(bot)

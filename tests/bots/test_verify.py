@@ -3,12 +3,13 @@ reference player. Only a bot that checks signatures and answers every turn legal
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from bots import services as bot_services
+from bots import signing
 from bots.models import Bot
 from bots.serve import serve_in_thread
 from tests.arena.test_schema_examples import validator
@@ -59,16 +60,32 @@ def test_a_reference_bot_passes_and_its_verification_is_recorded(alice: Any) -> 
     assert bot.calls.filter(kind="verify", error="").count() == result["turns"] + 2
 
 
-class _RecordingBot:
-    """A stdlib bot on 127.0.0.1 that checks signatures, keeps every body it accepts, and
-    plays its first legal move."""
+def _checks_everything(secret: str, headers: dict[str, str], raw: bytes) -> None:
+    signing.verify(secret, headers, raw)
 
-    def __init__(self, secret: str) -> None:
+
+def _trusts_unsigned_calls(secret: str, headers: dict[str, str], raw: bytes) -> None:
+    """A bot's mistake: it checks a signature only when the call carries one."""
+    if any(name.lower() == "webhook-signature" for name in headers):
+        signing.verify(secret, headers, raw)
+
+
+def _ignores_the_timestamp(secret: str, headers: dict[str, str], raw: bytes) -> None:
+    """A bot's mistake: a signature is checked, its age never (a replayed call passes)."""
+    signing.verify(secret, headers, raw, tolerance=10**12)
+
+
+class _RecordingBot:
+    """A stdlib bot on 127.0.0.1 that checks signatures (``check`` raises ``SignatureError``
+    for a call it refuses with 401), keeps every body it accepts, and plays its first legal
+    move (``beside``: other top-level keys of its answer)."""
+
+    def __init__(self, secret: str,
+                 check: Callable[[str, dict[str, str], bytes], None] = _checks_everything,
+                 beside: dict[str, Any] | None = None) -> None:
         import json
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-        from bots import signing
 
         self.bodies: list[dict[str, Any]] = []
         bodies = self.bodies
@@ -79,14 +96,15 @@ class _RecordingBot:
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 try:
-                    signing.verify(secret, dict(self.headers), raw)
+                    check(secret, dict(self.headers), raw)
                 except signing.SignatureError:
                     return self._answer(401, b"")
                 body = json.loads(raw)
                 bodies.append(body)
                 if body["type"] != "turn":
                     return self._answer(204, b"")
-                self._answer(200, json.dumps({"move": body["legal_moves"][0]}).encode())
+                answer = {**(beside or {}), "move": body["legal_moves"][0]}
+                self._answer(200, json.dumps(answer).encode())
 
             def _answer(self, status: int, data: bytes) -> None:
                 self.send_response(status)
@@ -148,10 +166,76 @@ def test_a_bot_that_accepts_forged_signatures_fails_with_the_reason(alice: Any) 
     with FaultServer(mode="ok") as fault:  # answers anything, signed or not
         bot, _ = register(alice, "trusting", fault.url)
         result = client_for(alice).post(f"/api/bots/{bot.pk}/verify/").json()
-    assert not result["verified"]
-    assert any("wrong secret" in reason for reason in result["reasons"])
+    assert not result["verified"] and result["turns"] == 0
+    # Each refusal check failed, each named with what the bot answered.
+    wrong_secret, unsigned, stale = result["reasons"]
+    assert wrong_secret.startswith("A notice signed with a wrong secret got 200:")
+    assert unsigned.startswith("A notice with no webhook-id, webhook-timestamp or "
+                               "webhook-signature header got 200:")
+    assert stale.startswith("A notice correctly signed but with a webhook-timestamp 10 "
+                            "minutes old got 200:")
     bot.refresh_from_db()
     assert not bot.verified and bot.verification["result"] == "failed"
+
+
+def test_the_handshake_sends_a_signed_a_forged_an_unsigned_and_a_stale_notice(
+    alice: Any,
+) -> None:
+    from bots import verify
+
+    with FaultServer(mode="ok") as fault:  # accepts everything: no game follows the handshake
+        bot, secret = register(alice, "doorman", fault.url)
+        verify.verify(bot_id=bot.pk)
+        signed, forged, unsigned, stale = fault.requests
+    assert {request.body for request in fault.requests} == {signed.body}  # the start notice
+    assert signed.json()["type"] == "start"
+    signing.verify(secret, signed.headers, signed.body)
+    with pytest.raises(signing.SignatureError, match="no webhook-signature entry"):
+        signing.verify(secret, forged.headers, forged.body)
+    assert not {"webhook-id", "webhook-timestamp", "webhook-signature"} & set(unsigned.headers)
+    with pytest.raises(signing.SignatureError, match="more than 300 s"):
+        signing.verify(secret, stale.headers, stale.body)
+    age = int(signed.headers["webhook-timestamp"]) - int(stale.headers["webhook-timestamp"])
+    assert age == pytest.approx(verify.STALE_SECONDS, abs=2)
+    # Signed with the bot's secret at that time: only its age is wrong.
+    signing.verify(secret, stale.headers, stale.body,
+                   now=int(stale.headers["webhook-timestamp"]))
+
+
+def _verified_by_recording_bot(owner: Any, name: str,
+                               check: Callable[[str, dict[str, str], bytes], None]) -> Any:
+    from bots import verify
+
+    bot, secret = register(owner, name, "http://127.0.0.1:9/")
+    recorder = _RecordingBot(secret, check)
+    try:
+        bot_services.bot_update(bot=bot, data={"url": recorder.url})
+        return verify.verify(bot_id=bot.pk, seed=8)
+    finally:
+        recorder.close()
+
+
+def test_it_refuses_to_verify_a_bot_that_accepts_an_unsigned_call(alice: Any) -> None:
+    result = _verified_by_recording_bot(alice, "credulous", _trusts_unsigned_calls)
+    assert not result["verified"] and result["turns"] == 0
+    assert result["reasons"] == [
+        "A notice with no webhook-id, webhook-timestamp or webhook-signature header got 204: "
+        "the bot must check that a call carries its signature headers and refuse it with a "
+        "4xx (401)."]
+
+
+def test_it_refuses_to_verify_a_bot_that_accepts_a_stale_timestamp(alice: Any) -> None:
+    result = _verified_by_recording_bot(alice, "replayable", _ignores_the_timestamp)
+    assert not result["verified"] and result["turns"] == 0
+    assert result["reasons"] == [
+        "A notice correctly signed but with a webhook-timestamp 10 minutes old got 204: the "
+        "bot must check webhook-timestamp (more than 5 minutes off its clock: a replayed "
+        "call) and refuse it with a 4xx (401)."]
+
+
+def test_a_bot_that_checks_everything_passes_the_same_handshake(alice: Any) -> None:
+    result = _verified_by_recording_bot(alice, "careful", _checks_everything)
+    assert result["verified"] and result["reasons"] == []
 
 
 def test_a_bot_with_the_wrong_secret_fails_the_handshake(alice: Any) -> None:
@@ -176,6 +260,30 @@ def test_a_bot_making_illegal_moves_fails_the_validation_game(alice: Any) -> Non
     assert not result["verified"]
     assert any(": illegal (" in reason for reason in result["reasons"])
     assert not Bot.objects.get(pk=bot.pk).verified
+
+
+def test_a_move_with_a_key_it_does_not_know_is_a_malformed_answer(alice: Any) -> None:
+    bot, secret = register(alice, "chatty", "http://127.0.0.1:9/")
+
+    def explain(view: dict[str, Any], rng: Any) -> dict[str, Any]:
+        return {**view["legal_moves"][0], "why": "the first one"}
+
+    result = _verified_while_served(alice, bot, secret, explain)
+    assert not result["verified"]
+    assert "Turn 1: malformed (unknown move field 'why')." in result["reasons"]
+
+
+def test_the_answers_other_top_level_keys_are_ignored(alice: Any) -> None:
+    from bots import verify
+
+    bot, secret = register(alice, "annotated", "http://127.0.0.1:9/")
+    recorder = _RecordingBot(secret, beside={"why": "the first one", "think_ms": 3})
+    try:
+        bot_services.bot_update(bot=bot, data={"url": recorder.url})
+        result = verify.verify(bot_id=bot.pk, seed=8)
+    finally:
+        recorder.close()
+    assert result["verified"], result
 
 
 def test_the_admin_action_verifies_too(admin_client: Any, alice: Any) -> None:
@@ -269,6 +377,14 @@ def test_a_verification_has_time_for_every_decision_it_asks_within_the_request()
         assert decisions == verify.DECISIONS or budget > 2000
 
 
+def test_a_verifications_notices_and_game_fit_within_the_proxys_60_seconds() -> None:
+    from bots import runner, verify
+
+    notices = 1 + len(verify.REFUSALS) + 1  # the signed one, the refusals, the end notice
+    # deploy/nginx.conf.template: proxy_read_timeout 60s for the API.
+    assert notices * runner.NOTICE_TIMEOUT_SECONDS + verify.GAME_SECONDS < 60
+
+
 def test_a_cut_off_validation_game_ends_interrupted_without_a_replay(alice: Any) -> None:
     from bots import verify
 
@@ -321,3 +437,48 @@ def test_the_admin_action_leaves_a_disabled_bots_verdict_alone(
         "action": "verify_bots", "_selected_action": [bot.pk]}, follow=True)
     assert response.status_code == 200 and b"enable it to verify it" in response.content
     assert Bot.objects.get(pk=bot.pk).verification == {}
+
+
+def _docs_minimal_bot(secret: str, port: int) -> str:
+    """docs/bot-protocol.md's minimal bot as written, with this secret and port."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "bot-protocol.md").read_text()
+    section = doc[doc.index("## A minimal bot"):]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)  # type: ignore[union-attr]
+    assert '"whsec_..."' in code and "port=9001" in code
+    return code.replace('"whsec_..."', repr(secret)).replace("port=9001", f"port={port}")
+
+
+def test_the_docs_minimal_bot_passes_verification_as_written(alice: Any, tmp_path: Any) -> None:
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from bots import verify
+
+    bot, secret = register(alice, "minimal", "http://127.0.0.1:9/")
+    with socket.socket() as probe:  # a free port for it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = tmp_path / "minimal_bot.py"
+    script.write_text(_docs_minimal_bot(secret, port))
+    process = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:  # until it listens
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, "did not start"
+                time.sleep(0.1)
+        bot_services.bot_update(bot=bot, data={"url": f"http://127.0.0.1:{port}/"})
+        result = verify.verify(bot_id=bot.pk, seed=8)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert result["verified"], result
