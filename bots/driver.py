@@ -34,6 +34,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.db import DatabaseError
 from django.utils import timezone
 
 from bots import runner
@@ -297,7 +298,12 @@ class Driver:
             return
         self._bots_read_at = now
         seats = [seat for play in list(self._live.values()) for seat in play.seats.values()]
-        fresh = Bot.objects.in_bulk({seat.bot_id for seat in seats})
+        try:
+            fresh = Bot.objects.in_bulk({seat.bot_id for seat in seats})
+        except DatabaseError:  # the games go on as they were; the next refresh tries again
+            log.warning("reading the bots again failed; next try in %s s",
+                        _BOTS_REFRESH_SECONDS, exc_info=True)
+            return
         for seat in seats:
             bot = fresh.get(seat.bot_id)
             if bot is not None:  # (a bot entered or seated cannot be deleted)

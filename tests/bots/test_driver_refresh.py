@@ -145,3 +145,23 @@ def test_the_call_log_and_the_events_carry_their_own_times(
     assert GameEvent.objects.filter(game_id=game.pk, kind="strike").count() == 2
     by_version = [at for _, at in sorted(rows, key=lambda row: row[0])]
     assert by_version == sorted(by_version)
+
+
+def test_a_failed_read_of_the_bots_leaves_the_games_playing_as_they_were(
+    alice: Any, transport: BotTransport, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from django.db import OperationalError
+
+    def down(*args: Any, **kwargs: Any) -> Any:
+        raise OperationalError("the database is restarting")
+
+    strategy = Counted(10**9, lambda: None)
+    bots, _, stop = two_bots(alice, strategy)
+    try:
+        game = bot_table(alice, bots, options={"single_hand": True})
+        monkeypatch.setattr(Bot.objects, "in_bulk", down)
+        with Driver(transport=transport, notices=False) as driver:
+            [outcome] = driver.play([game.pk])
+    finally:
+        stop()
+    assert outcome.finished and outcome.error is None
