@@ -101,11 +101,13 @@ def leaderboard_rows(ratings: Sequence[Rating]) -> list[dict[str, Any]]:
     return rows
 
 
-def rating_history_data(*, bot: Bot, rule_set: str = "official") -> dict[str, Any]:
-    """``RatingHistoryOut``: the bot's Elo history on ``rule_set``, each game with its
-    tournament, and every ladder the bot is on (so a bot unrated here says where it is)."""
+def rating_history_data(*, bot: Bot, rule_set: str = "official",
+                        limit: int | None = None) -> dict[str, Any]:
+    """``RatingHistoryOut``: the bot's Elo history on ``rule_set`` (its newest ``limit``
+    points, or all), oldest first, each game with its tournament, whether older points were
+    left out, and every ladder the bot is on (so a bot unrated here says where it is)."""
     rating = Rating.objects.filter(bot=bot, rule_set=rule_set).first()
-    changes = selectors.rating_history_with_tournaments(bot=bot, rule_set=rule_set)
+    changes, more = selectors.rating_history_newest(bot=bot, rule_set=rule_set, limit=limit)
     return {
         "bot": bot.pk, "rule_set": rule_set,
         "elo": round(rating.elo, 1) if rating else None,
@@ -114,6 +116,7 @@ def rating_history_data(*, bot: Bot, rule_set: str = "official") -> dict[str, An
         "history": [{"game": c.game_id, "tournament": c.tournament_id,
                      "before": round(c.before, 1), "after": round(c.after, 1),
                      "at": c.created_at} for c in changes],
+        "more": more,
     }
 
 
