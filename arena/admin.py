@@ -97,8 +97,11 @@ class LeaderboardChangeList(ChangeList):
 
     def get_results(self, request: HttpRequest) -> None:
         super().get_results(request)
+        # The lines of the page shown only: building the whole ladder's cost 815 queries and
+        # 1.5 s on an 803-bot ladder, for 50 rows.
         self.result_list = list(self.result_list)
-        board = {row["bot"]: row for row in selectors.leaderboard(rule_set=self.rule_set())}
+        lines = selectors.leaderboard_lines(ratings=self.result_list)
+        board = {line["bot"]: line for line in lines}
         for rating in self.result_list:
             rating.board = board.get(rating.bot_id, {})
 

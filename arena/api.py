@@ -19,6 +19,7 @@ from arena import examples, presenters, selectors, services
 from arena.errors import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
 from arena.models import Entrant
 from arena.serializers import (
+    HISTORY_LIMIT_MAX,
     EntrantInput,
     LeaderboardQuery,
     LeaderboardRowOut,
@@ -463,9 +464,15 @@ class BotRatingsApi(APIView):
         "game, oldest first, in the fixed order the games were recorded, each game with its "
         "tournament; and `ladders`, every rule set it has an Elo on (a bot that never played "
         "the official rules has `elo: null` and no history there: its ladders say where to "
-        "look).",
+        "look). `limit` asks for the newest points only: the whole history grows with every "
+        "game.",
         parameters=[OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH,
-                                     description="Bot id."), RULE_SET],
+                                     description="Bot id."), RULE_SET,
+                    OpenApiParameter("limit", {"type": "integer", "minimum": 1,
+                                               "maximum": HISTORY_LIMIT_MAX}, required=False,
+                                     description="Only the newest this many points (still "
+                                     "oldest first; `more` says whether older ones were left "
+                                     "out). Without it, the whole history.")],
         responses={
             200: OpenApiResponse(RatingHistoryOut, "The history.",
                                  examples=[_example("Two games", examples.HISTORY)]),
@@ -477,5 +484,6 @@ class BotRatingsApi(APIView):
         query.is_valid(raise_exception=True)
         bot = bot_selectors.bot_get(bot_id=id)
         return Response(presenters.rating_history_data(
-            bot=bot, rule_set=query.validated_data["rule_set"]))
+            bot=bot, rule_set=query.validated_data["rule_set"],
+            limit=query.validated_data.get("limit")))
 

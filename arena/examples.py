@@ -70,6 +70,7 @@ HISTORY: dict[str, Any] = {
         {"game": 41, "tournament": 12, "before": 1508.0, "after": 1516.2,
          "at": "2026-01-05T10:10:03Z"},
     ],
+    "more": False,
 }
 
 TOURNAMENT_GAME: dict[str, Any] = {

@@ -7,14 +7,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
-from django.db.models import Prefetch, Q, QuerySet, Sum
+from django.db.models import Prefetch, Q, QuerySet
 from django.http import Http404
 
 from arena import selectors
 from arena.models import Entrant, Rating, Tournament
-from bots import selectors as bot_selectors
 from bots.models import Bot
-from games.models import Seat
 
 
 def _tournaments() -> QuerySet[Tournament]:
@@ -75,54 +73,41 @@ def leaderboard_queryset(*, rule_set: str = "official", owner: str | None = None
     return qs.order_by("-elo", "bot_id")
 
 
-def _strikes(bot_ids: Sequence[int]) -> dict[int, int]:
-    """Strikes in all its games, as the admin's leaderboard counts them."""
-    return {bot_id: int(n or 0) for bot_id, n in Seat.objects.filter(bot_id__in=bot_ids)
-            .values("bot_id").annotate(n=Sum("strikes")).values_list("bot_id", "n")}
-
-
-def ladder_ranks(*, rule_set: str, bot_ids: Sequence[int]) -> dict[int, int]:
-    """Each bot's place on the whole ladder of ``rule_set`` (1: the best Elo), whatever a
-    filter shows of it: the admin's leaderboard numbers its rows so too."""
-    wanted = set(bot_ids)
-    order = (Rating.objects.filter(rule_set=rule_set).order_by("-elo", "bot_id")
-             .values_list("bot_id", flat=True))
-    return {bot: place for place, bot in enumerate(order, start=1) if bot in wanted}
-
-
 def leaderboard_rows(ratings: Sequence[Rating]) -> list[dict[str, Any]]:
-    """``LeaderboardRowOut`` rows of a page of the ladder, ranked on the whole ladder."""
+    """``LeaderboardRowOut`` rows of a page of the ladder, ranked on the whole ladder: what
+    the admin's leaderboard shows (``selectors.ladder_facts``), in a constant number of
+    queries whatever the page size."""
     if not ratings:
         return []
-    ids = [r.bot_id for r in ratings]
-    ranks = ladder_ranks(rule_set=ratings[0].rule_set, bot_ids=ids)
-    intervals = selectors.latest_bradley_terry(rule_set=ratings[0].rule_set, bot_ids=ids)
-    strikes = _strikes(ids)
+    facts = selectors.ladder_facts(rule_set=ratings[0].rule_set,
+                                   bot_ids=[r.bot_id for r in ratings])
     rows = []
     for rating in ratings:
         bot = rating.bot
-        rank = ranks[bot.pk]
-        latency = bot_selectors.latency(bot=bot)
-        bt = intervals.get(bot.pk, {})
+        latency = facts.latencies[bot.pk]
+        bt = facts.intervals.get(bot.pk, {})
         rows.append({
-            "rank": rank, "bot": bot.pk, "name": bot.name, "owner": bot.owner.get_username(),
-            "verified": bot.verified, "enabled": bot.enabled, "rule_set": rating.rule_set,
+            "rank": facts.ranks[bot.pk], "bot": bot.pk, "name": bot.name,
+            "owner": bot.owner.get_username(), "verified": bot.verified,
+            "enabled": bot.enabled, "rule_set": rating.rule_set,
             "elo": round(rating.elo, 1), "bradley_terry": bt.get("rating"),
             "low": bt.get("low"), "high": bt.get("high"), "bradley_terry_tournament":
             bt.get("tournament"),
             "games": rating.games, "wins": rating.wins,
             "win_rate": round(rating.wins / rating.games, 4) if rating.games else 0.0,
             "p50_ms": latency["p50_ms"], "p99_ms": latency["p99_ms"],
-            "strikes": strikes.get(bot.pk, 0),
+            "strikes": facts.strikes.get(bot.pk, 0),
         })
     return rows
 
 
-def rating_history_data(*, bot: Bot, rule_set: str = "official") -> dict[str, Any]:
-    """``RatingHistoryOut``: the bot's Elo history on ``rule_set``, each game with its
-    tournament, and every ladder the bot is on (so a bot unrated here says where it is)."""
+def rating_history_data(*, bot: Bot, rule_set: str = "official",
+                        limit: int | None = None) -> dict[str, Any]:
+    """``RatingHistoryOut``: the bot's Elo history on ``rule_set`` (its newest ``limit``
+    points, or all), oldest first, each game with its tournament, whether older points were
+    left out, and every ladder the bot is on (so a bot unrated here says where it is)."""
     rating = Rating.objects.filter(bot=bot, rule_set=rule_set).first()
-    changes = selectors.rating_history_with_tournaments(bot=bot, rule_set=rule_set)
+    changes, more = selectors.rating_history_newest(bot=bot, rule_set=rule_set, limit=limit)
     return {
         "bot": bot.pk, "rule_set": rule_set,
         "elo": round(rating.elo, 1) if rating else None,
@@ -131,6 +116,7 @@ def rating_history_data(*, bot: Bot, rule_set: str = "official") -> dict[str, An
         "history": [{"game": c.game_id, "tournament": c.tournament_id,
                      "before": round(c.before, 1), "after": round(c.after, 1),
                      "at": c.created_at} for c in changes],
+        "more": more,
     }
 
 

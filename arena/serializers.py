@@ -12,7 +12,13 @@ from rest_framework.fields import empty
 from arena.models import Tournament, TournamentStatus
 from arena.ratings import OFFICIAL
 from arena.ratings.rule_sets import rule_set_named
-from core.strict import QuerySerializer, StrictCharField, StrictInput, StrictIntegerField
+from core.strict import (
+    QueryIntegerField,
+    QuerySerializer,
+    StrictCharField,
+    StrictInput,
+    StrictIntegerField,
+)
 from games.serializers import OptionsField, OptionsOutField, StrictBooleanField
 from games.uno.errors import UnoError
 
@@ -257,9 +263,15 @@ class LeaderboardRowOut(serializers.Serializer):
     strikes = serializers.IntegerField(help_text="Strikes ever.")
 
 
+HISTORY_LIMIT_MAX = 10_000
+
+
 class RatingQuery(QuerySerializer):
     rule_set = RuleSetField(help_text="The ladder: `official` or a rule set as a tournament's "
                             "`rule_set` names it (in any order).")
+    limit = QueryIntegerField(min_value=1, max_value=HISTORY_LIMIT_MAX, required=False,
+                              help_text="Only the newest this many points (still oldest "
+                              "first); without it, the whole history.")
 
 
 class RatingPointOut(serializers.Serializer):
@@ -280,7 +292,10 @@ class RatingHistoryOut(serializers.Serializer):
         child=serializers.CharField(), help_text="Every ladder (rule set) the bot has an Elo "
         "on, `official` first: ask for one with `rule_set`. Empty if it has played no rated "
         "game.")
-    history = RatingPointOut(many=True, help_text="One point per rated game, oldest first.")
+    history = RatingPointOut(many=True, help_text="One point per rated game, oldest first "
+                             "(with `limit`: the newest that many).")
+    more = serializers.BooleanField(help_text="Whether older points were left out (by "
+                                    "`limit`): false when `history` is the whole history.")
 
 
 class TournamentGameOut(serializers.Serializer):

@@ -12,8 +12,17 @@ from typing import Any, NoReturn
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
-from django.db.models import Count, F, Prefetch, Q, QuerySet, Window
-from django.db.models.functions import RowNumber
+from django.db.models import (
+    Count,
+    F,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    QuerySet,
+    Subquery,
+    Window,
+)
+from django.db.models.functions import Coalesce, RowNumber
 
 from core import metrics
 from core.throttling import CACHE_ERRORS
@@ -33,10 +42,19 @@ LONG_POLL_RECHECK = 1.0
 def game_list(
     *, user: AbstractBaseUser | AnonymousUser, filters: dict[str, Any] | None = None
 ) -> QuerySet[Game]:
+    """Games newest first, with their creator and seats (three queries a page, the count
+    included, whatever the number of games: the ``game_newest`` index serves the order).
+
+    ``open_seat_count`` is an alias the lobby filter reads, not a column: counted per game by a
+    subquery only where a filter asks, as grouping every seat of every game before paging cost
+    seconds. The hidden ``state`` and ``rng`` are deferred: no list shows them, and they are
+    most of a row."""
     filters = filters or {}
-    qs = _with_seats().annotate(
-        open_seat_count=Count("seats", filter=Q(seats__user__isnull=True, seats__bot__isnull=True))
-    ).order_by("-created_at", "-id")
+    qs = (
+        _with_seats().defer("state", "rng")
+        .alias(open_seat_count=open_seat_count())
+        .order_by("-created_at", "-id")
+    )
     if filters.get("status"):
         qs = qs.filter(status=filters["status"])
     if filters.get("mine"):
@@ -44,6 +62,15 @@ def game_list(
     if filters.get("open_seats"):
         qs = lobby_order(qs.filter(status=GameStatus.OPEN, open_seat_count__gt=0))
     return qs
+
+
+def open_seat_count() -> Coalesce:
+    """How many of the game's seats nobody has taken: a correlated subquery (0 without any)."""
+    free = (
+        Seat.objects.filter(game=OuterRef("pk"), user__isnull=True, bot__isnull=True)
+        .order_by().values("game").annotate(n=Count("pk")).values("n")
+    )
+    return Coalesce(Subquery(free, output_field=IntegerField()), 0)
 
 
 def lobby_order(queryset: QuerySet[Game]) -> QuerySet[Game]:

@@ -14,6 +14,8 @@ joining tables, the clock's rare paths) stays on the ORM.
 * The stream's reads: the horizon, the followed games' event rows and the user's latest seats,
   in one snapshot (``stream_events``).
 * Many new rows at once (``insert_many``, ``insert_new``: ``games.rows.bulk``).
+* Percentiles of each group's newest rows, for many groups at once (``newest_percentiles``:
+  ``games.rows.newest``; PostgreSQL only).
 
 The SQL is portable: PostgreSQL gets ``FOR UPDATE``; SQLite needs none, since its
 transactions are IMMEDIATE (see settings) and so already serialise writers. On PostgreSQL these
@@ -49,6 +51,7 @@ from games.recent import (
 )
 from games.rows.bulk import insert_many as insert_many  # re-exported: callers use games.rows
 from games.rows.bulk import insert_new as insert_new
+from games.rows.newest import newest_percentiles as newest_percentiles
 
 M = TypeVar("M", bound=models.Model)
 Converter = Callable[[Any, Any, Any], Any]

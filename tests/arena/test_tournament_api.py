@@ -434,7 +434,7 @@ def test_standings_leaderboard_and_history_answer_everyone_signed_in(
     history = charlie_api.get(f"/api/bots/{alice_bot.pk}/ratings/")
     assert history.status_code == 200
     assert history.json() == {"bot": alice_bot.pk, "rule_set": "official", "elo": None,
-                              "games": 0, "ladders": [], "history": []}
+                              "games": 0, "ladders": [], "history": [], "more": False}
     assert charlie_api.get("/api/bots/999999/ratings/").status_code == 404
     for bad in ("verified=maybe", "active=", "colour=red"):
         assert charlie_api.get(f"/api/leaderboard/?{bad}").status_code == 400, bad
