@@ -44,7 +44,7 @@ from arena.models import (
 from bots.admin import BotAdmin
 from bots.models import Bot
 from core.api_errors import error_body
-from games.admin import GameAdmin, ReadOnly
+from games.admin import BigTableAdmin, GameAdmin, ReadOnly, game_link
 from games.models import Game
 
 OFFICIAL = "official"
@@ -184,10 +184,12 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
 
 
 @admin.register(RatingChange)
-class RatingChangeAdmin(ReadOnly, admin.ModelAdmin):
-    list_display = ("id", "bot", "rule_set", "game", "before_shown", "after_shown", "created_at")
+class RatingChangeAdmin(ReadOnly, BigTableAdmin):
+    # The game as a link from ``game_id``: no game row (nor its state) read per change.
+    list_display = ("id", "bot", "rule_set", game_link, "before_shown", "after_shown",
+                    "created_at")
     list_select_related = ("rating", "rating__bot")
-    list_filter = ("rating__rule_set",)
+    list_filter = ("rating__rule_set",)  # a DISTINCT over the ratings, a small table
     search_fields = ("rating__bot__name",)
     raw_id_fields = ("rating", "game")
 
@@ -215,6 +217,9 @@ class EntrantInline(ReadOnly, admin.TabularInline):
     fields = ("bot", "created_at")
     readonly_fields = fields
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Entrant]:
+        return super().get_queryset(request).select_related("bot")  # not a query per row
+
 
 class MatchInline(ReadOnly, admin.TabularInline):
     model = Match
@@ -224,10 +229,24 @@ class MatchInline(ReadOnly, admin.TabularInline):
     ordering = ("number",)
     classes = ("collapse",)
 
+    # The page makes one inline per request and renders every match's row with it, so the
+    # names it read for the first row serve the others.
+    _names: dict[int, str] | None = None
+
     @admin.display(description="Bots")
     def bot_names(self, match: Match) -> str:
-        names = dict(Bot.objects.filter(pk__in=match.bots).values_list("pk", "name"))
-        return " v ".join(names.get(bot_id, f"#{bot_id}") for bot_id in match.bots)
+        if self._names is None or any(bot_id not in self._names for bot_id in match.bots):
+            self._names = tournament_bot_names(match.tournament_id)
+        return " v ".join(self._names.get(bot_id, f"#{bot_id}") for bot_id in match.bots)
+
+
+def tournament_bot_names(tournament_id: int) -> dict[int, str]:
+    """Bot id -> name for every bot at any of the tournament's tables: two queries, however
+    many matches (a bot no longer there keeps its id, shown as ``#id``)."""
+    ids = {bot_id for bots in Match.objects.filter(tournament_id=tournament_id)
+           .values_list("bots", flat=True) for bot_id in bots or () if isinstance(bot_id, int)}
+    names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
+    return {bot_id: names.get(bot_id, f"#{bot_id}") for bot_id in ids}
 
 
 def _progress_html(tournament: Tournament, *, compact: bool = False) -> SafeString:
@@ -366,12 +385,16 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
             {"rows": admin_tables.standings_rows(tournament), "tournament": tournament},
         ))
 
-    @admin.display(description="Every game")
+    @admin.display(description="Games")
     def games_table(self, tournament: Tournament) -> SafeString:
-        return SafeString(render_to_string(
-            "admin/arena/tournament_games.html",
-            {"rows": admin_tables.tournament_games(tournament)},
-        ))
+        # The latest games only (a long tournament has thousands); the game list, filtered on
+        # the tournament, has them all.
+        rows = admin_tables.tournament_games(tournament, limit=admin_tables.TOURNAMENT_GAMES)
+        total = TournamentGame.objects.filter(tournament=tournament).count()
+        return SafeString(render_to_string("admin/arena/tournament_games.html", {
+            "rows": rows, "total": total, "rest": total - len(rows),
+            "every": reverse("admin:games_game_changelist") + f"?tournament={tournament.pk}",
+        }))
 
     # Start and cancel: the tournament's owner or staff may, says the service; here everyone
     # is staff. Both are offered as changelist actions and as buttons on the change page.
@@ -487,14 +510,39 @@ class ArenaBotAdmin(BotAdmin):
 admin.site.unregister(Game)
 
 
+class TournamentFilter(admin.SimpleListFilter):
+    """The games of one tournament (``?tournament=<id>``, the tournament page's link to all
+    its games). It offers no list of tournaments (there are many): only the one picked, by
+    name, so the page says what it is filtered on."""
+
+    title = "tournament"
+    parameter_name = "tournament"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        picked = self.value()
+        if picked is None or not picked.isdigit():
+            return []
+        name = Tournament.objects.filter(pk=int(picked)).values_list("name", flat=True).first()
+        return [(picked, name or f"tournament {picked}")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Game]) -> QuerySet[Game]:
+        picked = self.value()
+        if picked is None:
+            return queryset
+        if not picked.isdigit():
+            return queryset.none()
+        return queryset.filter(tournament_game__tournament_id=int(picked))
+
+
 @admin.register(Game)
 class ArenaGameAdmin(GameAdmin):
     """A tournament's game names its tournament and its number there (the games app knows
-    no tournaments)."""
+    no tournaments); the game list filters on a tournament."""
 
     fieldsets = [(None, {"fields": ("tournament", *GameAdmin.fieldsets[0][1]["fields"])}),
                  *GameAdmin.fieldsets[1:]]
     readonly_fields = ("tournament", *GameAdmin.readonly_fields)
+    list_filter = (*GameAdmin.list_filter, TournamentFilter)
 
     @admin.display(description="Tournament")
     def tournament(self, game: Game) -> str:

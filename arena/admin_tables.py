@@ -17,6 +17,7 @@ from bots.models import Bot
 from games.models import Seat
 
 RECENT_GAMES = 20
+TOURNAMENT_GAMES = 200  # on a tournament's page, the latest; the game list has them all
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,11 +179,15 @@ def recent_games(bot: Bot, limit: int = RECENT_GAMES) -> list[dict[str, Any]]:
     return rows
 
 
-def tournament_games(tournament: Tournament) -> list[dict[str, Any]]:
-    """Every game of the tournament, with its bots' names by seat and the winner's name: two
-    queries, however many games."""
-    records = list(selectors.tournament_games(tournament=tournament)
-                   .select_related("game", "match"))
+def tournament_games(tournament: Tournament, limit: int | None = None) -> list[dict[str, Any]]:
+    """The tournament's games (the latest ``limit``, newest first, when given), with their
+    bots' names by seat and the winner's name: two queries, however many games. The games'
+    engine state and RNG are left unread: big, and not shown."""
+    records = (selectors.tournament_games(tournament=tournament)
+               .select_related("game", "match").defer("game__state", "game__rng"))
+    if limit is not None:
+        records = records.reverse()[:limit]
+    records = list(records)
     ids = {bot for r in records for bot in r.seats or [] if isinstance(bot, int)}
     names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
     rows = []
