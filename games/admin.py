@@ -89,14 +89,18 @@ class EstimatedCountPaginator(Paginator):
     def count(self) -> int:
         queryset = self.object_list
         if queryset.query.where:  # a filter or a search: count the matches, up to the cap
-            return int(queryset.values("pk")[:COUNT_CAP].count())
+            found = int(queryset.values("pk")[:COUNT_CAP].count())
+            self.capped = found >= COUNT_CAP
+            return found
         estimate = table_estimate(queryset.model, queryset.db)
         if estimate is not None and estimate >= ESTIMATE_ABOVE:
             self.estimated = True
             return estimate
         return int(queryset.count())
 
-    estimated = False  # whether ``count`` is the planner's estimate (the page says "about")
+    # What the page says of ``count`` (its pagination.html): "about N", "N or more".
+    estimated = False  # the planner's estimate
+    capped = False  # stopped at COUNT_CAP
 
 
 def table_estimate(model: type[Model], alias: str) -> int | None:
