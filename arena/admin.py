@@ -34,7 +34,6 @@ from rest_framework.exceptions import APIException
 from arena import admin_tables, selectors, services
 from arena.models import (
     Entrant,
-    Match,
     Rating,
     RatingChange,
     Tournament,
@@ -221,34 +220,6 @@ class EntrantInline(ReadOnly, admin.TabularInline):
         return super().get_queryset(request).select_related("bot")  # not a query per row
 
 
-class MatchInline(ReadOnly, admin.TabularInline):
-    model = Match
-    extra = 0
-    fields = ("number", "bot_names", "status", "games_done", "games_total", "finished_at")
-    readonly_fields = fields
-    ordering = ("number",)
-    classes = ("collapse",)
-
-    # The page makes one inline per request and renders every match's row with it, so the
-    # names it read for the first row serve the others.
-    _names: dict[int, str] | None = None
-
-    @admin.display(description="Bots")
-    def bot_names(self, match: Match) -> str:
-        if self._names is None or any(bot_id not in self._names for bot_id in match.bots):
-            self._names = tournament_bot_names(match.tournament_id)
-        return " v ".join(self._names.get(bot_id, f"#{bot_id}") for bot_id in match.bots)
-
-
-def tournament_bot_names(tournament_id: int) -> dict[int, str]:
-    """Bot id -> name for every bot at any of the tournament's tables: two queries, however
-    many matches (a bot no longer there keeps its id, shown as ``#id``)."""
-    ids = {bot_id for bots in Match.objects.filter(tournament_id=tournament_id)
-           .values_list("bots", flat=True) for bot_id in bots or () if isinstance(bot_id, int)}
-    names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
-    return {bot_id: names.get(bot_id, f"#{bot_id}") for bot_id in ids}
-
-
 def _progress_html(tournament: Tournament, *, compact: bool = False) -> SafeString:
     return SafeString(render_to_string(
         "admin/arena/progress.html",
@@ -309,10 +280,14 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
                            "turn_timeout_ms", "max_strikes", "seed", "rated")}),
         ("Standings", {"fields": ("standings_table",)}),
         ("Games", {"fields": ("games_table",)}),
+        # A table, not an inline: a round robin has hundreds of matches, and an inline renders
+        # a form per match (seconds); read-only, the form bought nothing.
+        ("Matches", {"fields": ("matches_table",), "classes": ("collapse",)}),
         ("Times", {"fields": ("created_at", "started_at", "finished_at", "finalized_at")}),
     ]
-    readonly_fields = ("progress_bar", "owner_name", "standings_table", "games_table")
-    inlines = [EntrantInline, MatchInline]
+    readonly_fields = ("progress_bar", "owner_name", "standings_table", "games_table",
+                       "matches_table")
+    inlines = [EntrantInline]
 
     @admin.display(description="Owner")
     def owner_name(self, tournament: Tournament) -> str:
@@ -395,6 +370,13 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
             "rows": rows, "total": total, "rest": total - len(rows),
             "every": reverse("admin:games_game_changelist") + f"?tournament={tournament.pk}",
         }))
+
+    @admin.display(description="Matches")
+    def matches_table(self, tournament: Tournament) -> SafeString:
+        return SafeString(render_to_string(
+            "admin/arena/tournament_matches.html",
+            {"rows": admin_tables.tournament_matches(tournament)},
+        ))
 
     # Start and cancel: the tournament's owner or staff may, says the service; here everyone
     # is staff. Both are offered as changelist actions and as buttons on the change page.

@@ -12,7 +12,7 @@ from django.db.models import OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from arena import charts, selectors
-from arena.models import Rating, Tournament, TournamentGame
+from arena.models import Match, Rating, Tournament, TournamentGame
 from bots.models import Bot
 from games.models import Seat
 
@@ -199,3 +199,15 @@ def tournament_games(tournament: Tournament, limit: int | None = None) -> list[d
             "winner": seats[winner] if isinstance(winner, int) and winner < len(seats) else "",
         })
     return rows
+
+
+def tournament_matches(tournament: Tournament) -> list[dict[str, Any]]:
+    """The tournament's matches by number, each with its bots' names ("a v b"): two queries,
+    however many matches (a bot no longer there shows as ``#id``)."""
+    matches = list(Match.objects.filter(tournament=tournament).order_by("number")
+                   .only("number", "bots", "status", "games_done", "games_total", "finished_at"))
+    ids = {bot for match in matches for bot in match.bots or () if isinstance(bot, int)}
+    names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
+    return [{"match": match,
+             "bots": " v ".join(names.get(bot, f"#{bot}") for bot in match.bots or ())}
+            for match in matches]
