@@ -181,13 +181,15 @@ def recent_games(bot: Bot, limit: int = RECENT_GAMES) -> list[dict[str, Any]]:
 
 def tournament_games(tournament: Tournament, limit: int | None = None) -> list[dict[str, Any]]:
     """The tournament's games (the latest ``limit``, newest first, when given), with their
-    bots' names by seat and the winner's name: two queries, however many games. The games'
-    engine state and RNG are left unread: big, and not shown."""
-    records = (selectors.tournament_games(tournament=tournament)
-               .select_related("game", "match").defer("game__state", "game__rng"))
+    match, their bots' names by seat and the winner's name: three queries, however many
+    games. The games' engine state and RNG are left unread (big, and not shown), and so are
+    the matches' plans: only their number and status are shown."""
+    records = selectors.tournament_games(tournament=tournament).select_related("game").defer(
+        "game__state", "game__rng")
     if limit is not None:
         records = records.reverse()[:limit]
     records = list(records)
+    matches = Match.objects.only("number", "status").in_bulk({r.match_id for r in records})
     ids = {bot for r in records for bot in r.seats or [] if isinstance(bot, int)}
     names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
     rows = []
@@ -195,7 +197,8 @@ def tournament_games(tournament: Tournament, limit: int | None = None) -> list[d
         seats = [names.get(bot, f"bot {bot}") for bot in record.seats or []]
         winner = (record.result or {}).get("winner")
         rows.append({
-            "record": record, "game": record.game, "match": record.match, "seats": seats,
+            "record": record, "game": record.game, "match": matches.get(record.match_id),
+            "seats": seats,
             "winner": seats[winner] if isinstance(winner, int) and winner < len(seats) else "",
         })
     return rows
