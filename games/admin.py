@@ -89,7 +89,8 @@ class EstimatedCountPaginator(Paginator):
     def count(self) -> int:
         queryset = self.object_list
         if queryset.query.where:  # a filter or a search: count the matches, up to the cap
-            found = int(queryset.values("pk")[:COUNT_CAP].count())
+            # Unordered: the database may stop at the cap instead of sorting every match.
+            found = int(queryset.order_by().values("pk")[:COUNT_CAP].count())
             self.capped = found >= COUNT_CAP
             return found
         estimate = table_estimate(queryset.model, queryset.db)
@@ -169,7 +170,7 @@ def user_ids(term: str) -> list[int]:
 def whole_number(term: str) -> int | None:
     """``term`` as an id (``123`` or ``#123``), or None."""
     digits = term.strip().removeprefix("#")
-    return int(digits) if digits.isdigit() and len(digits) < 19 else None
+    return int(digits) if digits.isascii() and digits.isdigit() and len(digits) < 19 else None
 
 
 class SeatInline(ReadOnly, admin.TabularInline):
