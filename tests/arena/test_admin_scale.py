@@ -119,6 +119,7 @@ def test_the_tournament_page_shows_the_latest_games_and_links_to_all_of_them(
     assert shown == set(TournamentGame.objects.filter(tournament=tournament)
                         .values_list("game_id", flat=True))
     assert "Spring cup" in listing.content.decode()  # the filter names what it shows
+    assert list(staff.get("/admin/games/game/?tournament=x").context["cl"].result_list) == []
 
 
 def test_a_tournament_with_few_games_shows_them_all_without_a_note(
