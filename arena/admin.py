@@ -501,11 +501,16 @@ class TournamentFilter(admin.SimpleListFilter):
     parameter_name = "tournament"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        # Something to show whenever a value is given: the admin applies only filters that
+        # show, and a bad id must show nothing, not every game.
         picked = self.value()
-        if picked is None or not (picked.isascii() and picked.isdigit()):
+        if picked is None:
             return []
-        name = Tournament.objects.filter(pk=int(picked)).values_list("name", flat=True).first()
-        return [(picked, name or f"tournament {picked}")]
+        name = None
+        if picked.isascii() and picked.isdigit():
+            name = (Tournament.objects.filter(pk=int(picked)).values_list("name", flat=True)
+                    .first())
+        return [(picked, name or f"no tournament {picked}")]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Game]) -> QuerySet[Game]:
         picked = self.value()
