@@ -12,11 +12,12 @@ from django.db.models import OuterRef, Q, Subquery, Sum
 from django.db.models.functions import Coalesce
 
 from arena import charts, selectors
-from arena.models import Rating, Tournament, TournamentGame
+from arena.models import Match, Rating, Tournament, TournamentGame
 from bots.models import Bot
 from games.models import Seat
 
 RECENT_GAMES = 20
+TOURNAMENT_GAMES = 200  # on a tournament's page, the latest; the game list has them all
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,11 +179,17 @@ def recent_games(bot: Bot, limit: int = RECENT_GAMES) -> list[dict[str, Any]]:
     return rows
 
 
-def tournament_games(tournament: Tournament) -> list[dict[str, Any]]:
-    """Every game of the tournament, with its bots' names by seat and the winner's name: two
-    queries, however many games."""
-    records = list(selectors.tournament_games(tournament=tournament)
-                   .select_related("game", "match"))
+def tournament_games(tournament: Tournament, limit: int | None = None) -> list[dict[str, Any]]:
+    """The tournament's games (the latest ``limit``, newest first, when given), with their
+    match, their bots' names by seat and the winner's name: three queries, however many
+    games. The games' engine state and RNG are left unread (big, and not shown), and so are
+    the matches' plans: only their number and status are shown."""
+    records = selectors.tournament_games(tournament=tournament).select_related("game").defer(
+        "game__state", "game__rng")
+    if limit is not None:
+        records = records.reverse()[:limit]
+    records = list(records)
+    matches = Match.objects.only("number", "status").in_bulk({r.match_id for r in records})
     ids = {bot for r in records for bot in r.seats or [] if isinstance(bot, int)}
     names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
     rows = []
@@ -190,7 +197,20 @@ def tournament_games(tournament: Tournament) -> list[dict[str, Any]]:
         seats = [names.get(bot, f"bot {bot}") for bot in record.seats or []]
         winner = (record.result or {}).get("winner")
         rows.append({
-            "record": record, "game": record.game, "match": record.match, "seats": seats,
+            "record": record, "game": record.game, "match": matches.get(record.match_id),
+            "seats": seats,
             "winner": seats[winner] if isinstance(winner, int) and winner < len(seats) else "",
         })
     return rows
+
+
+def tournament_matches(tournament: Tournament) -> list[dict[str, Any]]:
+    """The tournament's matches by number, each with its bots' names ("a v b"): two queries,
+    however many matches (a bot no longer there shows as ``#id``)."""
+    matches = list(Match.objects.filter(tournament=tournament).order_by("number")
+                   .only("number", "bots", "status", "games_done", "games_total", "finished_at"))
+    ids = {bot for match in matches for bot in match.bots or () if isinstance(bot, int)}
+    names = dict(Bot.objects.filter(pk__in=ids).values_list("pk", "name"))
+    return [{"match": match,
+             "bots": " v ".join(names.get(bot, f"#{bot}") for bot in match.bots or ())}
+            for match in matches]
