@@ -13,19 +13,7 @@ from games.cards_display import card_face, color_face
 from games.models import Game
 from tests.arena.admin_fixtures import finished_game
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fast(settings: Any, fresh_cache: None) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture
-def staff(django_user_model: Any) -> Client:
-    client = Client()
-    client.force_login(django_user_model.objects.create_superuser("root", password="root-pw-1"))
-    return client
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_quick")]
 
 
 @pytest.fixture

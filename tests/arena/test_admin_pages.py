@@ -14,12 +14,7 @@ from django.test import Client
 from arena.models import Tournament, TournamentStatus
 from tests.arena.admin_fixtures import World, build_world, cancel_part_way, finished_game
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def _fast(settings: Any, fresh_cache: None) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("admin_quick")]
 
 
 @pytest.fixture
