@@ -74,31 +74,22 @@ def leaderboard_queryset(*, rule_set: str = "official", owner: str | None = None
 
 
 def leaderboard_rows(ratings: Sequence[Rating]) -> list[dict[str, Any]]:
-    """``LeaderboardRowOut`` rows of a page of the ladder, ranked on the whole ladder: what
-    the admin's leaderboard shows (``selectors.ladder_facts``), in a constant number of
-    queries whatever the page size."""
-    if not ratings:
-        return []
-    facts = selectors.ladder_facts(rule_set=ratings[0].rule_set,
-                                   bot_ids=[r.bot_id for r in ratings])
-    rows = []
-    for rating in ratings:
-        bot = rating.bot
-        latency = facts.latencies[bot.pk]
-        bt = facts.intervals.get(bot.pk, {})
-        rows.append({
-            "rank": facts.ranks[bot.pk], "bot": bot.pk, "name": bot.name,
-            "owner": bot.owner.get_username(), "verified": bot.verified,
-            "enabled": bot.enabled, "rule_set": rating.rule_set,
-            "elo": round(rating.elo, 1), "bradley_terry": bt.get("rating"),
-            "low": bt.get("low"), "high": bt.get("high"), "bradley_terry_tournament":
-            bt.get("tournament"),
-            "games": rating.games, "wins": rating.wins,
-            "win_rate": round(rating.wins / rating.games, 4) if rating.games else 0.0,
-            "p50_ms": latency["p50_ms"], "p99_ms": latency["p99_ms"],
-            "strikes": facts.strikes.get(bot.pk, 0),
-        })
-    return rows
+    """``LeaderboardRowOut`` rows of a page of the ladder, ranked on the whole ladder: the
+    admin's leaderboard lines (``selectors.leaderboard_lines``) under the API's names."""
+    return [_api_row(line) for line in selectors.leaderboard_lines(ratings=ratings)]
+
+
+def _api_row(line: Mapping[str, Any]) -> dict[str, Any]:
+    interval = line["interval"] or {}
+    return {
+        "rank": line["rank"], "bot": line["bot"], "name": line["name"], "owner": line["owner"],
+        "verified": line["verified"], "enabled": line["enabled"], "rule_set": line["rule_set"],
+        "elo": line["elo"], "bradley_terry": interval.get("rating"), "low": interval.get("low"),
+        "high": interval.get("high"), "bradley_terry_tournament": line["bradley_terry_tournament"],
+        "games": line["games"], "wins": line["wins"], "win_rate": line["win_rate"],
+        "p50_ms": line["latency_p50_ms"], "p99_ms": line["latency_p99_ms"],
+        "strikes": line["strikes"],
+    }
 
 
 def rating_history_data(*, bot: Bot, rule_set: str = "official",

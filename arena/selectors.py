@@ -199,6 +199,7 @@ def leaderboard_lines(*, ratings: Sequence[Rating]) -> list[dict[str, Any]]:
             "owner": rating.bot.owner.get_username(), "verified": rating.bot.verified,
             "enabled": rating.bot.enabled, "rule_set": rule_set, "elo": round(rating.elo, 1),
             "interval": None if fitted is None or fitted["rating"] is None else fitted,
+            "bradley_terry_tournament": None if fitted is None else fitted["tournament"],
             "games": rating.games, "wins": rating.wins,
             "win_rate": round(rating.wins / rating.games, 4) if rating.games else 0.0,
             "latency_p50_ms": latency["p50_ms"], "latency_p99_ms": latency["p99_ms"],
