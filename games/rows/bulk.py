@@ -8,15 +8,15 @@ Each value is prepared the way the ORM would (JSON encoded, times set), nothing 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from datetime import UTC
 from functools import cache
 from typing import Any
 
-import orjson
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 from django.utils import timezone
+
+from games.recent import dumped
 
 
 def _q(name: str) -> str:
@@ -137,9 +137,7 @@ def _getter(field: models.Field[Any, Any], db: Any, now: Any) -> Callable[[dict[
             value = row.get(key, default)
             if value is None:
                 return None
-            if encoder is None:  # orjson: a game's moves are thousands of small values
-                return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-            return json.dumps(value, cls=encoder)
+            return dumped(value, encoder)  # a game's moves are thousands of small values
 
         return encoded
     if field.get_internal_type() in _RAW_TYPES:
