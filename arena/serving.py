@@ -113,7 +113,10 @@ class WaitingHandler(ASGIHandler):
         else:
             with contextlib.suppress(OSError):
                 await self.send_response(response, send)
-            _close_unsignalled(response, finished=request is not None)
+            # An answer made on the loop (``WaitingApiView.answered``) finishes the request
+            # here, as a stream's end does: no step on a thread did.
+            finished = request is not None and not getattr(response, "answered_on_loop", False)
+            _close_unsignalled(response, finished=finished)
         body.close()
 
     async def _stream(self, response: HttpResponseBase, receive: Receive, send: Send) -> None:

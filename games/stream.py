@@ -267,13 +267,10 @@ def recalled_turns(
             continue
         if not followed.started or followed.heard_version < 0:
             return None
-        game = rows.recalled_game(game_id, followed.heard_version)
         change = (heard or {}).get(game_id)
-        if game is None and change is not None and change.row is not None and (
-            change.version == followed.heard_version
-        ):
-            game = rows.notified_game(change.row)
-        if game is None or game.version != followed.heard_version:
+        row = change.row if change is not None else None
+        game = rows.game_heard(game_id, followed.heard_version, row)
+        if game is None:
             return None
         games[game_id] = game
     return _turns(state, set(games), games)

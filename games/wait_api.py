@@ -6,13 +6,14 @@ request with a ``wait`` here, through ``games.waiting.serve``): the same views a
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Iterator
 from typing import Any
 
 from django.http import HttpResponseBase
 from rest_framework.request import Request
 
-from games import clock, notify, selectors, services, waits
+from games import clock, notify, rows, selectors, services, steps, waits
 from games.api import GameEventsApi, events_response
 from games.models import Game, GameStatus, Seat
 from games.play_api import (
@@ -59,8 +60,13 @@ class GameViewWaitApi(WaitingApiView, GameViewApi):
             )
             return self._until(request, again, known, until_turn, deadline)
 
+        def answer_now(change: notify.Change) -> HttpResponseBase | None:
+            found = _seat_now(seat, change, known, until_turn)
+            return None if found is None else view_response(found, known)
+
         return _suspend(self, game, deadline,
-                        selectors.wanted_change(game, seat.index, until_turn), resume)
+                        selectors.wanted_change(game, seat.index, until_turn), resume,
+                        answer_now)
 
 
 class GameEventsWaitApi(WaitingApiView, GameEventsApi):
@@ -143,8 +149,32 @@ class GameMovesWaitApi(WaitingApiView, GameMovesApi):
             return self._until(request, played, seat, again.game, again, known, until_turn,
                                deadline, played_body)
 
+        def answer_now(change: notify.Change) -> HttpResponseBase | None:
+            found = _seat_now(seat, change, known, until_turn)
+            return None if found is None else _answer(played, seat, found, played_body)
+
         return _suspend(self, game, deadline,
-                        selectors.wanted_change(game, seat.index, until_turn), resume)
+                        selectors.wanted_change(game, seat.index, until_turn), resume,
+                        answer_now)
+
+
+def _seat_now(
+    seat: Seat, change: notify.Change, known: list[str], until_turn: bool
+) -> Seat | None:
+    """The seat with its game at ``change``'s version, when this process has that row without
+    the database (``rows.game_heard``) and it ends the wait; None: resume on a thread (which
+    reads, settles an overdue turn clock, or waits on). Safe on the event loop. The seat is
+    the one the request's first step read: a running game's seats keep their players, and a
+    view reads only the game and the seat's index."""
+    assert change.version is not None
+    game = rows.game_heard(seat.game_id, change.version, change.row)
+    if game is None or steps.turn_clock_overdue(game):
+        return None
+    if selectors.still_waiting(game, seat.index, known, until_turn):
+        return None
+    found = copy.copy(seat)
+    Seat.game.field.set_cached_value(found, game)
+    return found
 
 
 def _answer(
@@ -157,9 +187,10 @@ def _answer(
 
 
 def _suspend(
-    view: WaitingApiView, game: Game, deadline: float, wanted: Any, resume: Any
+    view: WaitingApiView, game: Game, deadline: float, wanted: Any, resume: Any,
+    answer_now: Any = None,
 ) -> Suspended:
     return view.suspend(
         game_id=game.pk, version=game.version, deadline=deadline,
-        turn_deadline=game.turn_deadline, wanted=wanted, resume=resume,
+        turn_deadline=game.turn_deadline, wanted=wanted, resume=resume, answer_now=answer_now,
     )

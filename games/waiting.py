@@ -13,7 +13,10 @@ authentication, errors, answers), served by ``serve`` in steps:
    the game, so nothing committed in between is missed;
 3. on a thread again, the same handler once more, whose view (``resumable``) now goes on with
    ``Suspended.resume``: the answer, through the middleware like any, or another
-   ``Suspended`` (the change was not yet the one waited for).
+   ``Suspended`` (the change was not yet the one waited for). Unless the change carries all
+   the answer needs (the game's row at that version, kept by this process or heard with the
+   NOTIFY): then ``Suspended.answer_now`` makes the answer on the event loop, with no thread,
+   no query and no second pass through the middleware (``WaitingApiView.answered``).
 
 A waiting request holds a slot (``games.waits``: per user, and thousands per process) from its
 handler's ``hold_slot`` to its answer; a thread only while it reads or writes. A client that
@@ -98,11 +101,12 @@ class Suspended(GoesOn):
         turn_deadline: datetime | None,
         wanted: Callable[[Change], bool],
         resume: Callable[[Change | None], HttpResponseBase],
+        answer_now: Callable[[Change], HttpResponseBase | None] | None = None,
     ) -> None:
         super().__init__(status=200)
         self.view, self.game_id, self.version = view, game_id, version
         self.deadline, self.turn_deadline = deadline, turn_deadline
-        self.wanted, self.resume = wanted, resume
+        self.wanted, self.resume, self.answer_now = wanted, resume, answer_now
 
 
 class WaitingApiView(APIView):
@@ -128,7 +132,45 @@ class WaitingApiView(APIView):
             response = suspended.resume(change)
         except Exception as exc:
             response = self.handle_exception(exc)
-        return self.finalize_response(self.request, response, *self.args, **self.kwargs)
+        response = self.finalize_response(self.request, response, *self.args, **self.kwargs)
+        # DRF's ``Vary`` went to the first step's response (``finalize_response`` takes it
+        # from the view once); the answer is to the same request.
+        if "Vary" in suspended and "Vary" not in response:
+            response["Vary"] = suspended["Vary"]
+        return response
+
+    def answered(self, suspended: Suspended, change: Change | None) -> HttpResponseBase | None:
+        """The answer to ``change`` made on the event loop (``suspended.answer_now``), or None
+        to resume on a thread. It is what the thread would answer: the same handler code
+        makes it, DRF finishes and renders it as in ``resume``, and the middleware's part is
+        the headers and cookies it gave ``suspended`` (the same request's response, which
+        went through every middleware in step 1; none of them looks at a body). A failure
+        here is logged and the thread answers instead."""
+        if suspended.answer_now is None or change is None or change.version is None:
+            return None
+        try:
+            response = suspended.answer_now(change)
+            if response is None:
+                return None
+            response = self.finalize_response(self.request, response, *self.args, **self.kwargs)
+            if hasattr(response, "render"):
+                response.render()
+        except Exception:
+            log.warning("answering game %s on the event loop failed; on a thread instead",
+                        suspended.game_id, exc_info=True)
+            return None
+        for header, value in suspended.items():
+            if header.lower() not in _OWN_HEADERS and header not in response:
+                response[header] = value
+        response["Content-Length"] = str(len(response.content))  # CommonMiddleware's
+        response.cookies = suspended.cookies
+        response.answered_on_loop = True  # type: ignore[attr-defined]  (no step finished it)
+        return response
+
+
+# What an answer made on the event loop keeps of its own instead of taking the suspended
+# response's (which had no body).
+_OWN_HEADERS = frozenset({"content-type", "content-length", "etag"})
 
 
 def resumable(view_class: type[WaitingApiView]) -> Callable[..., HttpResponseBase]:
@@ -160,6 +202,9 @@ async def serve(
             response = await in_thread(handler, request)
             while isinstance(response, Suspended):
                 change = await _until_change(response, changes, hub)
+                answered = response.view.answered(response, change)
+                if answered is not None:
+                    return answered
                 request.resumed = (response, change)  # type: ignore[attr-defined]
                 response = await in_thread(handler, request)
             return response

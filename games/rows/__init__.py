@@ -197,6 +197,16 @@ def recalled_game(game_id: int, version: int) -> Game | None:
     return recent.recall_game(game_id, version)
 
 
+def game_heard(game_id: int, version: int, row_text: str | None) -> Game | None:
+    """The game's row at ``version`` without the database: kept by this process
+    (``recalled_game``) or carried by the NOTIFY that told of it (``row_text``); None if
+    neither. For a seat's view only (see ``notified_game``). Safe on an event loop."""
+    game = recalled_game(game_id, version)
+    if game is None and row_text is not None:
+        game = notified_game(row_text)
+    return game if game is not None and game.version == version else None
+
+
 def notified_game(row_text: str) -> Game:
     """The game a NOTIFY carried (``recent.game_from_notified``), without the database: for a
     seat's view only. Safe on an event loop."""

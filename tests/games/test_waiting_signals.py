@@ -20,7 +20,7 @@ from django.db import connections
 
 from arena.accounts.services import token_create
 from arena.serving import WaitingHandler
-from games import listen, waiting
+from games import listen, rows, waiting
 from games.models import Game
 from tests.games.conftest import move_for_the_awaited
 
@@ -116,8 +116,10 @@ def test_a_wait_answered_at_once_sends_each_signal_once_on_its_step_thread(
 
 
 def test_a_resumed_wait_sends_each_signal_once_on_its_step_threads(
-    running_game: dict[str, Any], alice_api: Any, bob_api: Any, sent: list[tuple[str, str]]
+    running_game: dict[str, Any], alice_api: Any, bob_api: Any, sent: list[tuple[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    monkeypatch.setattr(rows, "game_heard", lambda *args: None)  # resumed on a thread
     game_id = running_game["id"]
     awaited = Game.objects.get(pk=game_id).awaiting
     assert awaited is not None
@@ -137,3 +139,43 @@ def test_a_resumed_wait_sends_each_signal_once_on_its_step_threads(
     assert body["view"]["awaiting"] == waiter  # woken by the move, with the new state
     on_the_waits_threads = [name for name, thread in sent if thread.startswith("uno-wait")]
     assert on_the_waits_threads == ["started", "finished"], sent
+
+
+def test_a_wait_answered_on_the_loop_sends_request_finished_once_on_the_loop(
+    running_game: dict[str, Any], alice_api: Any, bob_api: Any, sent: list[tuple[str, str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The answer made on the event loop (``WaitingApiView.answered``): no step on a thread
+    finishes the request, so the handler sends ``request_finished`` there, as a stream's end
+    does (its receivers find no database connection of the request's on the loop)."""
+    game_id = running_game["id"]
+    awaited = Game.objects.get(pk=game_id).awaiting
+    assert awaited is not None
+    waiter = 1 - awaited
+    clients = {0: alice_api, 1: bob_api}
+    loop_threads: list[str] = []
+    usual = waiting.WaitingApiView.answered
+
+    def answered(self: Any, suspended: Any, change: Any) -> Any:
+        response = usual(self, suspended, change)
+        if response is not None:
+            loop_threads.append(threading.current_thread().name)
+        return response
+
+    monkeypatch.setattr(waiting.WaitingApiView, "answered", answered)
+
+    def until_the_waiters_turn() -> None:
+        while Game.objects.get(pk=game_id).awaiting != waiter:
+            move_for_the_awaited(game_id, clients)
+
+    status, body = ask(
+        f"/api/games/{game_id}/view/?wait=5&until=turn", keys(game_id)[waiter],
+        then=until_the_waiters_turn,
+    )
+
+    assert status == 200, body
+    assert len(loop_threads) == 1, "the kept row of the move let the loop answer"
+    mine = [(name, thread) for name, thread in sent
+            if thread.startswith("uno-wait") or thread == loop_threads[0]]
+    assert mine == [("started", mine[0][1]), ("finished", loop_threads[0])], sent
+    assert mine[0][1].startswith("uno-wait")

@@ -1,0 +1,236 @@
+"""A wait woken by a change whose game row this process has (kept from its own write, or
+carried by the NOTIFY) is answered on the event loop (``WaitingApiView.answered``): no thread,
+no query, no second pass through the middleware. That answer is the one the thread would have
+given: same status, headers and body, the waiter's own view only."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from django.db import connection
+from rest_framework.test import APIClient
+
+from games import recent, rows, selectors, services, wait_api, waiting
+from games.models import Game, Seat
+from games.uno import Options
+from games.uno.scenario import scenario
+from tests.games.conftest import client_for, move_for_the_awaited
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+HANDS = [["R1", "G7", "B2"], ["R5", "B4", "Y9"]]
+DECK = ["Y1", "Y2", "Y3"]
+
+
+@pytest.fixture(autouse=True)
+def _served_without_a_thread(asgi_waits: None) -> None:
+    """Waits served as the ASGI application serves them (``games.waiting.serve``)."""
+
+
+@pytest.fixture
+def on_the_loop(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The status of each answer made on the event loop, as it is made."""
+    made: list[int] = []
+    usual = waiting.WaitingApiView.answered
+
+    def answered(self: Any, suspended: Any, change: Any) -> Any:
+        response = usual(self, suspended, change)
+        if response is not None:
+            made.append(response.status_code)
+        return response
+
+    monkeypatch.setattr(waiting.WaitingApiView, "answered", answered)
+    return made
+
+
+def _rigged(alice: Any, bob: Any) -> Game:
+    """A running two-seat game in a known position: alice (seat 0) to play on a red 3."""
+    game = services.game_create(user=alice, options={}, seats=2)
+    services.seat_join(game_id=game.pk, user=bob)
+    services.game_start(game_id=game.pk, user=alice)
+    state = scenario(Options(players=2), hands=HANDS, top="R3", deck=DECK)
+    Game.objects.filter(pk=game.pk).update(state=state.to_json(), awaiting=state.awaiting)
+    return Game.objects.get(pk=game.pk)
+
+
+def _alice_plays_and_waits_for_bob(alice_api: APIClient, bob_api: APIClient, game: Game) -> Any:
+    """Alice plays R1 and waits for her turn; bob replies with R5: alice's answer."""
+    answer: dict[str, Any] = {}
+
+    def alice() -> None:
+        try:
+            answer["response"] = alice_api.post(
+                f"/api/games/{game.pk}/moves/?wait=20&until=turn",
+                {"version": game.version, "move": {"type": "play", "card": "R1"}}, format="json",
+            )
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=alice)
+    thread.start()
+    while bob_api.get(f"/api/games/{game.pk}/view/").json()["version"] == game.version:
+        pass  # alice's move not yet committed
+    replied = bob_api.post(f"/api/games/{game.pk}/moves/",
+                           {"version": game.version + 1, "move": {"type": "play", "card": "R5"}},
+                           format="json")
+    assert replied.status_code == 201, replied.json()
+    thread.join(30)
+    return answer["response"]
+
+
+def _same_but_the_game(response: Any, game: Game) -> tuple[int, dict[str, str], Any]:
+    """Status, headers and body, with what differs between two games (ids, times) named."""
+    headers = {name: value for name, value in response.headers.items()
+               if name not in ("Date", "Content-Length")}
+    headers["ETag"] = headers["ETag"].replace(f'"{game.pk}-', '"GAME-')
+    body = response.json()
+    assert body["game"] == game.pk
+    body["game"] = "GAME"
+    body["turn_deadline"] = "TIME" if body["turn_deadline"] else None
+    body["played"]["created_at"] = "TIME"
+    return response.status_code, headers, body
+
+
+def test_a_play_and_wait_answered_on_the_loop_is_the_answer_a_thread_gives(
+    alice: Any, bob: Any, alice_api: APIClient, bob_api: APIClient, on_the_loop: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    on_loop = _rigged(alice, bob)
+    answered_on_loop = _alice_plays_and_waits_for_bob(alice_api, bob_api, on_loop)
+    assert on_the_loop == [201]
+
+    monkeypatch.setattr(rows, "game_heard", lambda *args: None)  # the row is not here
+    on_thread = _rigged(alice, bob)
+    answered_on_thread = _alice_plays_and_waits_for_bob(alice_api, bob_api, on_thread)
+    assert on_the_loop == [201]  # this one went to a thread
+
+    assert _same_but_the_game(answered_on_loop, on_loop) == _same_but_the_game(
+        answered_on_thread, on_thread)
+    assert answered_on_loop["Vary"] == "Accept"  # as DRF answers any request
+    body = answered_on_loop.json()
+    stored = Game.objects.get(pk=on_loop.pk)
+    assert body["version"] == stored.version  # bob's reply, which woke alice
+    assert body["view"] == selectors.game_view(game=stored, seat=0)  # alice's own view only
+
+
+def test_a_view_wait_answered_on_the_loop_carries_the_new_view_and_its_etag(
+    running_game: dict[str, Any], alice: Any, bob: Any, on_the_loop: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    game_id = running_game["id"]
+    clients = {0: client_for(alice), 1: client_for(bob)}
+    awaited = Game.objects.get(pk=game_id).awaiting
+    assert awaited is not None
+    waiter = 1 - awaited
+    answer: dict[str, Any] = {}
+
+    def wait() -> None:
+        try:
+            answer["response"] = clients[waiter].get(
+                f"/api/games/{game_id}/view/?wait=20&until=turn")
+        finally:
+            connection.close()
+
+    suspended = threading.Event()
+    usual = waiting.WaitingApiView.suspend
+
+    def suspend(self: Any, **wait: Any) -> Any:
+        suspended.set()  # the game is read, its changes subscribed: now it may change
+        return usual(self, **wait)
+
+    monkeypatch.setattr(waiting.WaitingApiView, "suspend", suspend)
+    thread = threading.Thread(target=wait)
+    thread.start()
+    assert suspended.wait(10)
+    while Game.objects.get(pk=game_id).awaiting != waiter:  # a draw keeps the turn: play on
+        move_for_the_awaited(game_id, clients)
+    thread.join(30)
+
+    response = answer["response"]
+    stored = Game.objects.get(pk=game_id)
+    assert response.status_code == 200 and on_the_loop == [200]
+    assert response["ETag"] == selectors.view_etag(game=stored, seat=waiter)
+    assert response.json()["view"] == selectors.game_view(game=stored, seat=waiter)
+
+
+def _seat_of(game_id: int, index: int) -> Seat:
+    seat = Seat.objects.select_related("game").get(game_id=game_id, index=index)
+    seat.game.forfeited_seats = 0
+    return seat
+
+
+@pytest.mark.parametrize("overdue", [False, True])
+def test_an_overdue_turn_clock_or_a_wait_not_over_goes_to_a_thread(
+    running_game: dict[str, Any], alice: Any, bob: Any, overdue: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    game_id = running_game["id"]
+    clients = {0: client_for(alice), 1: client_for(bob)}
+    before = Game.objects.get(pk=game_id)
+    mover = before.awaiting
+    assert mover is not None
+    seat = _seat_of(game_id, mover)
+    version = move_for_the_awaited(game_id, clients)  # remembered here: the row is kept
+    change = _change(game_id, version)
+    known = [selectors.view_etag(game=before, seat=mover)]
+    if overdue:
+        monkeypatch.setattr("games.steps.turn_clock_overdue", lambda game: True)
+        assert wait_api._seat_now(seat, change, known, until_turn=False) is None
+    else:  # waiting for the mover's turn, which this change did not bring (a draw aside)
+        after = Game.objects.get(pk=game_id)
+        found = wait_api._seat_now(seat, change, known, until_turn=True)
+        assert (found is None) == (after.awaiting != mover)
+
+
+def _change(game_id: int, version: int) -> Any:
+    from games.notify import Change
+
+    stored = Game.objects.get(pk=game_id)
+    return Change(version=version, awaiting=stored.awaiting, status=stored.status)
+
+
+@pytest.mark.postgres
+def test_a_change_made_by_another_process_is_answered_from_the_notifys_row(
+    running_game: dict[str, Any], alice: Any, bob: Any,
+) -> None:
+    from tests.games.test_notified_row import heard_of, listening
+
+    game_id = running_game["id"]
+    clients = {0: client_for(alice), 1: client_for(bob)}
+    before = Game.objects.get(pk=game_id)
+    assert before.awaiting is not None
+    waiter = 1 - before.awaiting
+    seat = _seat_of(game_id, waiter)
+    with listening() as other:
+        version = move_for_the_awaited(game_id, clients)
+        change = heard_of(other, game_id, version)
+    recent.forget_all()  # as in a process that neither wrote nor read this row
+    assert rows.recalled_game(game_id, version) is None and change.row is not None
+
+    found = wait_api._seat_now(
+        seat, change, [selectors.view_etag(game=before, seat=waiter)], until_turn=False)
+
+    stored = Game.objects.get(pk=game_id)
+    assert found is not None and found.game.version == stored.version == version
+    assert selectors.game_view(game=found.game, seat=waiter) == selectors.game_view(
+        game=stored, seat=waiter)
+
+
+def test_without_the_row_it_is_a_thread_that_answers(
+    running_game: dict[str, Any], alice: Any, bob: Any
+) -> None:
+    game_id = running_game["id"]
+    clients = {0: client_for(alice), 1: client_for(bob)}
+    before = Game.objects.get(pk=game_id)
+    assert before.awaiting is not None
+    waiter = 1 - before.awaiting
+    seat = _seat_of(game_id, waiter)
+    version = move_for_the_awaited(game_id, clients)
+    recent.forget_all()
+    change = _change(game_id, version)  # as a NOTIFY too long to carry the row says it
+
+    assert wait_api._seat_now(
+        seat, change, [selectors.view_etag(game=before, seat=waiter)], until_turn=False
+    ) is None
