@@ -123,11 +123,16 @@ def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int
     if ratings is not None:
         _elo_apply(ratings, records)
     recorded = {str(n) for n, _ in todo}
+    # The match's row is locked: its count is current. Its last game counts the match done in
+    # the same write, so progress never shows every game played and a match still to go
+    # (``services.match_end`` then only sets the match's status).
+    completes = match.games_done + len(todo) >= match.games_total
     match.live = {k: v for k, v in match.live.items() if k not in recorded}
     match.games_done = F("games_done") + len(todo)
     match.claimed_at = now
     match.save(update_fields=["live", "games_done", "claimed_at"])
-    Tournament.objects.filter(pk=tournament.pk).update(games_done=F("games_done") + len(todo))
+    Tournament.objects.filter(pk=tournament.pk).update(
+        games_done=F("games_done") + len(todo), matches_done=F("matches_done") + int(completes))
     return len(todo)
 
 

@@ -202,6 +202,7 @@ def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: 
         assert records.games_record(match_id=match.pk, token=token, finished=finished) == 0
         match.refresh_from_db()
         assert match.games_done == 3 and match.live == {}
+        assert Tournament.objects.get(pk=tournament.pk).matches_done == 0  # one game to go
         _claim_goes_stale(match)
         assert services.match_play(match_id=match.pk) is True
     done = Tournament.objects.get(pk=tournament.pk)
@@ -452,3 +453,30 @@ def test_a_game_changed_under_its_match_worker_is_aborted_interrupted_and_dealt_
     assert_consistent(done)
     assert done.tournament_games.filter(game__seed=changed.seed).exclude(game=changed).exists()
     assert not Game.objects.filter(end_reason="staff").exists()
+
+
+def test_a_matchs_last_game_recorded_counts_the_match_done_in_the_same_write(alice: Any) -> None:
+    """Progress never reads every game played and a match still to go: the last game's record
+    counts the match done, before its worker ends the match."""
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=2)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.get(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        begun = services.games_begin(match_id=match.pk, token=token, items=match.plan)
+        assert begun is not None
+        for game, _ in begun:
+            bot_runner.play_game(game.pk)
+        finished = [(i["number"], g.pk) for i, (g, _) in zip(match.plan, begun, strict=True)]
+        assert records.games_record(match_id=match.pk, token=token, finished=finished[:1]) == 1
+        assert Tournament.objects.get(pk=tournament.pk).matches_done == 0
+        assert records.games_record(match_id=match.pk, token=token, finished=finished[1:]) == 1
+
+        seen = Tournament.objects.get(pk=tournament.pk)  # the match not ended yet
+        assert Match.objects.get(pk=match.pk).status == MatchStatus.RUNNING
+        assert (seen.games_done, seen.matches_done) == (seen.games_total, seen.matches_total)
+        assert services.match_end(match_id=match.pk, token=token, cancelled=False)
+        ended = Tournament.objects.get(pk=tournament.pk)
+        assert ended.matches_done == ended.matches_total == 1  # counted once
+        assert Match.objects.get(pk=match.pk).status == MatchStatus.DONE
