@@ -102,6 +102,9 @@ _TABLES: dict[str, Callable[[Tournament, list[GameResult]], Any]] = {
 # Long enough for any poll between two games; a key stops being asked for once a game is
 # recorded (the key names ``games_done``), so this only bounds what the cache keeps.
 TABLE_CACHE_SECONDS = 3600
+# How long one request has to make a table that others wait for (they are served the latest
+# table meanwhile): past it, another request makes it too.
+TABLE_MAKING_SECONDS = 30
 
 
 def _table_so_far(tournament: Tournament, table: str) -> Any:
@@ -112,18 +115,41 @@ def _table_so_far(tournament: Tournament, table: str) -> Any:
     ``tournament`` object, whichever tables are asked of it (the admin's page asks both). An
     unreachable cache only costs the computation.
 
+    One request makes a new table; the others asking for it meanwhile (a busy tournament's
+    viewers, each poll after a game) get the latest table made, a game or a few behind,
+    instead of all making the same one at once (``TABLE_MAKING_SECONDS``). Only if there is
+    none yet do they make it too.
+
     ``games_done`` is read with the tournament, before its results: a game recorded in
     between is in the table (one game fresher than its key says), never one short of it."""
     key = f"arena:{table}:{tournament.pk}:{tournament.games_done}"
-    try:
-        found = cache.get(key)
-    except CACHE_ERRORS:
-        found = None
-    if found is None:
-        found = _TABLES[table](tournament, _results_so_far(tournament))
-        with contextlib.suppress(*CACHE_ERRORS):
-            cache.set(key, found, TABLE_CACHE_SECONDS)
+    latest = f"arena:{table}:{tournament.pk}:latest"
+    found = _cached(key)
+    if found is not None:
+        return found
+    if not _first_to_make(f"{key}:making"):
+        found = _cached(latest)
+        if found is not None:
+            return found
+    found = _TABLES[table](tournament, _results_so_far(tournament))
+    with contextlib.suppress(*CACHE_ERRORS):
+        cache.set_many({key: found, latest: found}, TABLE_CACHE_SECONDS)
     return found
+
+
+def _cached(key: str) -> Any:
+    try:
+        return cache.get(key)
+    except CACHE_ERRORS:
+        return None
+
+
+def _first_to_make(key: str) -> bool:
+    """Whether this request is the one to make the table (an unreachable cache: every one)."""
+    try:
+        return bool(cache.add(key, 1, TABLE_MAKING_SECONDS))
+    except CACHE_ERRORS:
+        return True
 
 
 def _results_so_far(tournament: Tournament) -> list[GameResult]:

@@ -95,9 +95,31 @@ def test_an_unreachable_cache_only_costs_the_computation(
         def get(self, *args: Any) -> Any:
             raise OSError("cache down")
 
-        set = get
+        set = set_many = add = get
 
     monkeypatch.setattr(selectors, "cache", Down())
     assert selectors.tournament_standings(tournament=fresh(world))
     assert selectors.tournament_standings(tournament=fresh(world))
+    assert reads["results"] == 2
+
+
+def test_while_one_request_makes_a_new_table_the_others_get_the_latest(
+    world: World, reads: dict[str, int]
+) -> None:
+    """A busy tournament's viewers, polling after each game, do not all make the same table
+    at once: one does, the others are served the latest one made meanwhile."""
+    from django.core.cache import cache
+
+    first = fresh(world)
+    table = selectors.tournament_standings(tournament=first)
+    assert reads["results"] == 1
+    key = f"arena:{selectors.STANDINGS}:{first.pk}:{first.games_done + 1}"
+    assert cache.add(f"{key}:making", 1, 30)  # another request is making the next one
+    Tournament.objects.filter(pk=first.pk).update(games_done=first.games_done + 1)
+
+    assert selectors.tournament_standings(tournament=fresh(world)) == table  # the latest
+    assert reads["results"] == 1
+
+    cache.delete(f"{key}:making")  # it failed, or took too long: this one makes it
+    assert selectors.tournament_standings(tournament=fresh(world)) == table
     assert reads["results"] == 2
