@@ -234,3 +234,20 @@ def test_without_the_row_it_is_a_thread_that_answers(
     assert wait_api._seat_now(
         seat, change, [selectors.view_etag(game=before, seat=waiter)], until_turn=False
     ) is None
+
+
+def test_an_answer_that_fails_on_the_loop_is_made_on_a_thread_instead(
+    alice: Any, bob: Any, alice_api: APIClient, bob_api: APIClient, on_the_loop: list[int],
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken(*args: Any) -> None:
+        raise RuntimeError("a bug in the loop's answer")
+
+    monkeypatch.setattr(wait_api, "_seat_now", broken)
+    game = _rigged(alice, bob)
+
+    answer = _alice_plays_and_waits_for_bob(alice_api, bob_api, game)
+
+    assert answer.status_code == 201 and on_the_loop == []
+    assert answer.json()["version"] == Game.objects.get(pk=game.pk).version  # bob's reply
+    assert "on a thread instead" in caplog.text
