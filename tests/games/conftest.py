@@ -9,6 +9,10 @@ import pytest
 from rest_framework.test import APIClient
 
 from arena.accounts.services import token_create
+from games import services
+from games.models import Game
+from games.uno import Options
+from games.uno.scenario import scenario
 
 
 @pytest.fixture(autouse=True)
@@ -27,8 +31,6 @@ def client_for(user: Any, scheme: str = "Token") -> APIClient:
 
 def move_for_the_awaited(game_id: int, clients: dict[int, APIClient]) -> int:
     """A legal move for the awaited seat, over the API; the version it made."""
-    from games.models import Game
-
     seat = Game.objects.get(pk=game_id).awaiting
     assert seat is not None
     view = clients[seat].get(f"/api/games/{game_id}/view/").json()
@@ -203,3 +205,13 @@ def serving(request: pytest.FixtureRequest) -> str:
     if request.param == "asgi":
         request.getfixturevalue("asgi_waits")
     return str(request.param)
+
+
+def rigged_game(alice: Any, bob: Any, hands: list[list[str]], deck: list[str]) -> Game:
+    """A running two-seat game in a known position: alice (seat 0) to play on a red 3."""
+    game = services.game_create(user=alice, options={}, seats=2)
+    services.seat_join(game_id=game.pk, user=bob)
+    services.game_start(game_id=game.pk, user=alice)
+    state = scenario(Options(players=2), hands=hands, top="R3", deck=deck)
+    Game.objects.filter(pk=game.pk).update(state=state.to_json(), awaiting=state.awaiting)
+    return Game.objects.get(pk=game.pk)

@@ -12,11 +12,9 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from games import recent, rows, selectors, services, wait_api, waiting
+from games import recent, rows, selectors, wait_api, waiting
 from games.models import Game, Seat
-from games.uno import Options
-from games.uno.scenario import scenario
-from tests.games.conftest import client_for, move_for_the_awaited
+from tests.games.conftest import client_for, move_for_the_awaited, rigged_game
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,16 +41,6 @@ def on_the_loop(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(waiting.WaitingApiView, "answered", answered)
     return made
-
-
-def _rigged(alice: Any, bob: Any) -> Game:
-    """A running two-seat game in a known position: alice (seat 0) to play on a red 3."""
-    game = services.game_create(user=alice, options={}, seats=2)
-    services.seat_join(game_id=game.pk, user=bob)
-    services.game_start(game_id=game.pk, user=alice)
-    state = scenario(Options(players=2), hands=HANDS, top="R3", deck=DECK)
-    Game.objects.filter(pk=game.pk).update(state=state.to_json(), awaiting=state.awaiting)
-    return Game.objects.get(pk=game.pk)
 
 
 def _alice_plays_and_waits_for_bob(alice_api: APIClient, bob_api: APIClient, game: Game) -> Any:
@@ -97,12 +85,12 @@ def test_a_play_and_wait_answered_on_the_loop_is_the_answer_a_thread_gives(
     alice: Any, bob: Any, alice_api: APIClient, bob_api: APIClient, on_the_loop: list[int],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    on_loop = _rigged(alice, bob)
+    on_loop = rigged_game(alice, bob, HANDS, DECK)
     answered_on_loop = _alice_plays_and_waits_for_bob(alice_api, bob_api, on_loop)
     assert on_the_loop == [201]
 
     monkeypatch.setattr(rows, "game_heard", lambda *args: None)  # the row is not here
-    on_thread = _rigged(alice, bob)
+    on_thread = rigged_game(alice, bob, HANDS, DECK)
     answered_on_thread = _alice_plays_and_waits_for_bob(alice_api, bob_api, on_thread)
     assert on_the_loop == [201]  # this one went to a thread
 
@@ -155,6 +143,14 @@ def test_a_view_wait_answered_on_the_loop_carries_the_new_view_and_its_etag(
     assert response.json()["view"] == selectors.game_view(game=stored, seat=waiter)
 
 
+def _the_waiter(game_id: int) -> tuple[Game, int, Seat]:
+    """The game as it stands, the seat not awaited, and that seat (with the game)."""
+    before = Game.objects.get(pk=game_id)
+    assert before.awaiting is not None
+    waiter = 1 - before.awaiting
+    return before, waiter, _seat_of(game_id, waiter)
+
+
 def _seat_of(game_id: int, index: int) -> Seat:
     seat = Seat.objects.select_related("game").get(game_id=game_id, index=index)
     seat.game.forfeited_seats = 0
@@ -199,10 +195,7 @@ def test_a_change_made_by_another_process_is_answered_from_the_notifys_row(
 
     game_id = running_game["id"]
     clients = {0: client_for(alice), 1: client_for(bob)}
-    before = Game.objects.get(pk=game_id)
-    assert before.awaiting is not None
-    waiter = 1 - before.awaiting
-    seat = _seat_of(game_id, waiter)
+    before, waiter, seat = _the_waiter(game_id)
     with listening() as other:
         version = move_for_the_awaited(game_id, clients)
         change = heard_of(other, game_id, version)
@@ -223,10 +216,7 @@ def test_without_the_row_it_is_a_thread_that_answers(
 ) -> None:
     game_id = running_game["id"]
     clients = {0: client_for(alice), 1: client_for(bob)}
-    before = Game.objects.get(pk=game_id)
-    assert before.awaiting is not None
-    waiter = 1 - before.awaiting
-    seat = _seat_of(game_id, waiter)
+    before, waiter, seat = _the_waiter(game_id)
     version = move_for_the_awaited(game_id, clients)
     recent.forget_all()
     change = _change(game_id, version)  # as a NOTIFY too long to carry the row says it
@@ -244,7 +234,7 @@ def test_an_answer_that_fails_on_the_loop_is_made_on_a_thread_instead(
         raise RuntimeError("a bug in the loop's answer")
 
     monkeypatch.setattr(wait_api, "_seat_now", broken)
-    game = _rigged(alice, bob)
+    game = rigged_game(alice, bob, HANDS, DECK)
 
     answer = _alice_plays_and_waits_for_bob(alice_api, bob_api, game)
 

@@ -12,8 +12,7 @@ from rest_framework.test import APIClient
 
 from games import services
 from games.models import Game
-from games.uno import Options
-from games.uno.scenario import scenario
+from tests.games.conftest import rigged_game
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,16 +20,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture(autouse=True)
 def _both_servings(serving: str) -> None:
     """Every test here runs against both ways of serving a wait (see ``serving``)."""
-
-
-def _rigged(alice: Any, bob: Any, hands: list[list[str]], deck: list[str]) -> Game:
-    """A running two-seat game in a known position: alice (seat 0) to play on a red 3."""
-    game = services.game_create(user=alice, options={}, seats=2)
-    services.seat_join(game_id=game.pk, user=bob)
-    services.game_start(game_id=game.pk, user=alice)
-    state = scenario(Options(players=2), hands=hands, top="R3", deck=deck)
-    Game.objects.filter(pk=game.pk).update(state=state.to_json(), awaiting=state.awaiting)
-    return Game.objects.get(pk=game.pk)
 
 
 def _post(client: APIClient, game_id: int, version: int, move: dict[str, Any], wait: float) -> Any:
@@ -43,7 +32,7 @@ def _post(client: APIClient, game_id: int, version: int, move: dict[str, Any], w
 def test_it_answers_when_the_opponent_replies(
     alice: Any, bob: Any, alice_api: APIClient, bob_api: APIClient
 ) -> None:
-    game = _rigged(alice, bob, [["R1", "G7", "B2"], ["R5", "B4", "Y9"]], ["Y1", "Y2", "Y3"])
+    game = rigged_game(alice, bob, [["R1", "G7", "B2"], ["R5", "B4", "Y9"]], ["Y1", "Y2", "Y3"])
     answer: dict[str, Any] = {}
 
     def alice_plays_and_waits() -> None:
@@ -81,7 +70,7 @@ def test_until_turn_it_answers_only_when_the_decision_is_the_movers_again(
 ) -> None:
     # Bob cannot follow alice's R1: he draws a playable B1, then keeps it. Two changes, and
     # only the second gives alice the turn.
-    game = _rigged(alice, bob, [["R1", "G7", "B2"], ["B4", "Y9"]], ["B1", "Y2", "Y3"])
+    game = rigged_game(alice, bob, [["R1", "G7", "B2"], ["B4", "Y9"]], ["B1", "Y2", "Y3"])
     answer: dict[str, Any] = {}
 
     def alice_plays_and_waits_for_her_turn() -> None:
@@ -114,7 +103,7 @@ def test_until_turn_it_answers_only_when_the_decision_is_the_movers_again(
 def test_a_view_wait_until_turn_answers_at_once_when_it_is_already_your_turn(
     alice: Any, bob: Any, alice_api: APIClient
 ) -> None:
-    game = _rigged(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
+    game = rigged_game(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
     response = alice_api.get(f"/api/games/{game.pk}/view/?wait=20&until=turn")
     assert response.status_code == 200
     assert response.json()["view"]["awaiting"] == 0
@@ -123,7 +112,7 @@ def test_a_view_wait_until_turn_answers_at_once_when_it_is_already_your_turn(
 def test_a_view_wait_until_turn_holds_while_another_seat_decides(
     alice: Any, bob: Any, bob_api: APIClient, fake_clock: Any
 ) -> None:
-    game = _rigged(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
+    game = rigged_game(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
     before = fake_clock.mono
     response = bob_api.get(f"/api/games/{game.pk}/view/?wait=3&until=turn")
     assert response.status_code == 200
@@ -145,7 +134,7 @@ def test_a_view_wait_until_turn_holds_through_the_wait_for_the_start(
 def test_a_view_wait_on_a_game_that_is_over_answers_at_once(
     alice: Any, bob: Any, bob_api: APIClient, fake_clock: Any
 ) -> None:
-    game = _rigged(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
+    game = rigged_game(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
     over = services.game_abort(game_id=game.pk)
     before = fake_clock.mono
     for query in ("wait=20", "wait=20&until=turn"):
@@ -159,7 +148,7 @@ def test_it_answers_at_once_when_the_next_decision_is_the_movers(
     alice: Any, bob: Any, alice_api: APIClient
 ) -> None:
     # Alice draws a playable R7: she must now play it or keep it, so nothing is awaited.
-    game = _rigged(alice, bob, [["G1", "B2"], ["R5", "B4"]], ["R7", "Y1", "Y2"])
+    game = rigged_game(alice, bob, [["G1", "B2"], ["R5", "B4"]], ["R7", "Y1", "Y2"])
     response = _post(alice_api, game.pk, game.version, {"type": "draw"}, wait=20)
     assert response.status_code == 201
     assert response.json()["view"]["awaiting"] == 0
@@ -169,7 +158,7 @@ def test_it_answers_at_once_when_the_next_decision_is_the_movers(
 def test_it_answers_after_the_wait_when_nothing_happens(
     alice: Any, bob: Any, alice_api: APIClient, fake_clock: Any
 ) -> None:
-    game = _rigged(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
+    game = rigged_game(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
     response = _post(alice_api, game.pk, game.version, {"type": "play", "card": "R1"}, wait=5)
     assert response.status_code == 201
     body = response.json()
@@ -180,7 +169,7 @@ def test_it_answers_after_the_wait_when_nothing_happens(
 def test_a_replayed_idempotent_move_answers_without_waiting(
     alice: Any, bob: Any, alice_api: APIClient, fake_clock: Any
 ) -> None:
-    game = _rigged(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
+    game = rigged_game(alice, bob, [["R1", "G7"], ["R5", "B4"]], ["Y1", "Y2", "Y3"])
     body = {"version": game.version, "move": {"type": "play", "card": "R1"}}
     first = alice_api.post(f"/api/games/{game.pk}/moves/?wait=5", body, format="json",
                            HTTP_IDEMPOTENCY_KEY="k-1")

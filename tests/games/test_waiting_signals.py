@@ -100,6 +100,24 @@ def keys(game_id: int) -> dict[int, str]:
             for seat in Game.objects.get(pk=game_id).seats.all()}
 
 
+def _wait_for_the_turn(game_id: int, clients: dict[int, Any]) -> tuple[int, int, dict[str, Any]]:
+    """The seat not awaited waits (``view?wait=&until=turn``) while the others play until its
+    turn (a draw keeps the turn: play on): the waiter, and its answer's status and body."""
+    awaited = Game.objects.get(pk=game_id).awaiting
+    assert awaited is not None
+    waiter = 1 - awaited
+
+    def until_the_waiters_turn() -> None:
+        while Game.objects.get(pk=game_id).awaiting != waiter:
+            move_for_the_awaited(game_id, clients)
+
+    status, body = ask(
+        f"/api/games/{game_id}/view/?wait=5&until=turn", keys(game_id)[waiter],
+        then=until_the_waiters_turn,
+    )
+    return waiter, status, body
+
+
 def test_a_wait_answered_at_once_sends_each_signal_once_on_its_step_thread(
     running_game: dict[str, Any], sent: list[tuple[str, str]]
 ) -> None:
@@ -120,20 +138,7 @@ def test_a_resumed_wait_sends_each_signal_once_on_its_step_threads(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(rows, "game_heard", lambda *args: None)  # resumed on a thread
-    game_id = running_game["id"]
-    awaited = Game.objects.get(pk=game_id).awaiting
-    assert awaited is not None
-    waiter = 1 - awaited
-    clients = {0: alice_api, 1: bob_api}
-
-    def until_the_waiters_turn() -> None:  # a draw keeps the turn: play on
-        while Game.objects.get(pk=game_id).awaiting != waiter:
-            move_for_the_awaited(game_id, clients)
-
-    status, body = ask(
-        f"/api/games/{game_id}/view/?wait=5&until=turn", keys(game_id)[waiter],
-        then=until_the_waiters_turn,
-    )
+    waiter, status, body = _wait_for_the_turn(running_game["id"], {0: alice_api, 1: bob_api})
 
     assert status == 200, body
     assert body["view"]["awaiting"] == waiter  # woken by the move, with the new state
@@ -148,11 +153,6 @@ def test_a_wait_answered_on_the_loop_sends_request_finished_once_on_the_loop(
     """The answer made on the event loop (``WaitingApiView.answered``): no step on a thread
     finishes the request, so the handler sends ``request_finished`` there, as a stream's end
     does (its receivers find no database connection of the request's on the loop)."""
-    game_id = running_game["id"]
-    awaited = Game.objects.get(pk=game_id).awaiting
-    assert awaited is not None
-    waiter = 1 - awaited
-    clients = {0: alice_api, 1: bob_api}
     loop_threads: list[str] = []
     usual = waiting.WaitingApiView.answered
 
@@ -163,15 +163,7 @@ def test_a_wait_answered_on_the_loop_sends_request_finished_once_on_the_loop(
         return response
 
     monkeypatch.setattr(waiting.WaitingApiView, "answered", answered)
-
-    def until_the_waiters_turn() -> None:
-        while Game.objects.get(pk=game_id).awaiting != waiter:
-            move_for_the_awaited(game_id, clients)
-
-    status, body = ask(
-        f"/api/games/{game_id}/view/?wait=5&until=turn", keys(game_id)[waiter],
-        then=until_the_waiters_turn,
-    )
+    _, status, body = _wait_for_the_turn(running_game["id"], {0: alice_api, 1: bob_api})
 
     assert status == 200, body
     assert len(loop_threads) == 1, "the kept row of the move let the loop answer"
