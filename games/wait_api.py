@@ -164,9 +164,13 @@ def _seat_now(
     """The seat with its game at ``change``'s version, when this process has that row without
     the database (``rows.game_heard``) and it ends the wait; None: resume on a thread (which
     reads, settles an overdue turn clock, or waits on). Safe on the event loop. The seat is
-    the one the request's first step read: a running game's seats keep their players, and a
-    view reads only the game and the seat's index."""
+    the one the request's first step read, so only if its game was running then: a running
+    game's seats keep their players (at an open table the user may have left the seat, and
+    someone else taken it, meanwhile: the thread reads who sits there now). A view reads only
+    the game and the seat's index."""
     assert change.version is not None
+    if seat.game.status != GameStatus.RUNNING:
+        return None
     game = rows.game_heard(seat.game_id, change.version, change.row)
     if game is None or steps.turn_clock_overdue(game):
         return None

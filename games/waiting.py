@@ -144,10 +144,14 @@ class WaitingApiView(APIView):
         to resume on a thread. It is what the thread would answer: the same handler code
         makes it, DRF finishes and renders it as in ``resume``, and the middleware's part is
         the headers and cookies it gave ``suspended`` (the same request's response, which
-        went through every middleware in step 1; none of them looks at a body). A failure
-        here is logged and the thread answers instead."""
+        went through every middleware in step 1; none of them looks at a JSON body). Only a
+        JSON answer: the browsable API's page renders a template that sets a CSRF cookie. A
+        failure here is logged and the thread answers instead."""
         if suspended.answer_now is None or change is None or change.version is None:
             return None
+        renderer = getattr(self.request, "accepted_renderer", None)
+        if renderer is None or renderer.format != "json":
+            return None  # the browsable API's page: its template, CSRF cookie and all
         try:
             response = suspended.answer_now(change)
             if response is None:

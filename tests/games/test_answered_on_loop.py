@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from games import recent, rows, selectors, wait_api, waiting
+from games import recent, rows, selectors, services, wait_api, waiting
 from games.models import Game, Seat
 from tests.games.conftest import client_for, move_for_the_awaited, rigged_game
 
@@ -41,6 +41,21 @@ def on_the_loop(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(waiting.WaitingApiView, "answered", answered)
     return made
+
+
+@pytest.fixture
+def suspended(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Set once a wait is suspended: its game is read and its changes subscribed, so a change
+    made from now on is the one that wakes it."""
+    event = threading.Event()
+    usual = waiting.WaitingApiView.suspend
+
+    def suspend(self: Any, **wait: Any) -> Any:
+        event.set()
+        return usual(self, **wait)
+
+    monkeypatch.setattr(waiting.WaitingApiView, "suspend", suspend)
+    return event
 
 
 def _alice_plays_and_waits_for_bob(alice_api: APIClient, bob_api: APIClient, game: Game) -> Any:
@@ -105,7 +120,7 @@ def test_a_play_and_wait_answered_on_the_loop_is_the_answer_a_thread_gives(
 
 def test_a_view_wait_answered_on_the_loop_carries_the_new_view_and_its_etag(
     running_game: dict[str, Any], alice: Any, bob: Any, on_the_loop: list[int],
-    monkeypatch: pytest.MonkeyPatch,
+    suspended: threading.Event,
 ) -> None:
     game_id = running_game["id"]
     clients = {0: client_for(alice), 1: client_for(bob)}
@@ -121,14 +136,6 @@ def test_a_view_wait_answered_on_the_loop_carries_the_new_view_and_its_etag(
         finally:
             connection.close()
 
-    suspended = threading.Event()
-    usual = waiting.WaitingApiView.suspend
-
-    def suspend(self: Any, **wait: Any) -> Any:
-        suspended.set()  # the game is read, its changes subscribed: now it may change
-        return usual(self, **wait)
-
-    monkeypatch.setattr(waiting.WaitingApiView, "suspend", suspend)
     thread = threading.Thread(target=wait)
     thread.start()
     assert suspended.wait(10)
@@ -241,3 +248,67 @@ def test_an_answer_that_fails_on_the_loop_is_made_on_a_thread_instead(
     assert answer.status_code == 201 and on_the_loop == []
     assert answer.json()["version"] == Game.objects.get(pk=game.pk).version  # bob's reply
     assert "on a thread instead" in caplog.text
+
+
+def test_a_seat_left_at_an_open_table_is_never_answered_from_the_loop(
+    alice: Any, bob: Any, charlie: Any, on_the_loop: list[int], suspended: threading.Event,
+) -> None:
+    """Bob waits for his turn at an open table, leaves, and charlie takes his seat before the
+    start: bob is told he has no seat (403), as a thread reading the seat again tells him,
+    never shown the seat's hand (found by a review: the loop answered 200 with charlie's)."""
+    game = services.game_create(user=alice, options={}, seats=2)
+    services.seat_join(game_id=game.pk, user=bob)
+    answer: dict[str, Any] = {}
+
+    def bob_waits() -> None:
+        try:
+            answer["response"] = client_for(bob).get(
+                f"/api/games/{game.pk}/view/?wait=20&until=turn")
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=bob_waits)
+    thread.start()
+    assert suspended.wait(10)
+    services.seat_leave(game_id=game.pk, user=bob)
+    services.seat_join(game_id=game.pk, user=charlie, index=1)
+    services.game_start(game_id=game.pk, user=alice)
+    clients = {0: client_for(alice), 1: client_for(charlie)}
+    while Game.objects.get(pk=game.pk).awaiting != 1:
+        move_for_the_awaited(game.pk, clients)
+    thread.join(30)
+
+    response = answer["response"]
+    assert response.status_code == 403, response.content
+    assert response.json()["code"] == "not_a_player"
+    assert on_the_loop == []
+
+
+def test_the_browsable_apis_page_is_made_on_a_thread(
+    running_game: dict[str, Any], alice: Any, bob: Any, on_the_loop: list[int],
+    suspended: threading.Event,
+) -> None:
+    """Only JSON is answered on the loop: the HTML page renders a template that sets a CSRF
+    cookie (found by a review: made on the loop, it lost the cookie its form needs)."""
+    game_id = running_game["id"]
+    clients = {0: client_for(alice), 1: client_for(bob)}
+    _, waiter, _ = _the_waiter(game_id)
+    answer: dict[str, Any] = {}
+
+    def wait() -> None:
+        try:
+            answer["response"] = clients[waiter].get(
+                f"/api/games/{game_id}/view/?wait=20&until=turn", HTTP_ACCEPT="text/html")
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=wait)
+    thread.start()
+    assert suspended.wait(10)
+    while Game.objects.get(pk=game_id).awaiting != waiter:
+        move_for_the_awaited(game_id, clients)
+    thread.join(30)
+
+    response = answer["response"]
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
+    assert on_the_loop == []
