@@ -6,6 +6,7 @@ writes these rows stays in ``games.rows``."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -49,20 +50,24 @@ def dumped(value: Any, encoder: type[json.JSONEncoder] | None = None) -> str:
     if encoder is None:
         try:
             return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-        except TypeError:  # what orjson does not take (an integer past 64 bits): as json does
+        except TypeError:  # what orjson refuses (an integer past 64 bits): as json does
             pass
     return json.dumps(value, cls=encoder)
 
 
-def loaded(text: str | bytes, decoder: type[json.JSONDecoder] | None = None) -> Any:
+def loaded(text: str, decoder: type[json.JSONDecoder] | None = None) -> Any:
     """JSON text's value: orjson for a field with no decoder of its own (the same values the
-    json module gives), else the field's decoder."""
-    if decoder is None:
+    json module gives), else the field's decoder. Text with a number of 19 digits or more
+    goes to the json module too: orjson reads an integer past 64 bits as a float."""
+    if decoder is None and not _LONG_NUMBER.search(text):
         try:
             return orjson.loads(text)
-        except orjson.JSONDecodeError:  # e.g. an integer past 64 bits: json takes it
+        except orjson.JSONDecodeError:  # what orjson refuses: as json does
             pass
     return json.loads(text, cls=decoder)
+
+
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
 
 
 def seat_from_records(

@@ -207,3 +207,16 @@ def test_a_column_type_changed_by_a_migration_does_not_break_the_prepared_reads(
             assert played.game.version == game.version + 1
         finally:
             other.execute("ALTER TABLE games_seat ALTER COLUMN strikes TYPE smallint")
+
+
+@pytest.mark.parametrize("number", [2**64, -(2**63) - 1, 10**30, 2**63 - 1, -(2**63)])
+def test_a_json_columns_integers_come_back_as_the_same_integers_past_64_bits_too(
+    number: int,
+) -> None:
+    """orjson reads an integer past 64 bits as a float (found by a review): such text goes to
+    the json module."""
+    from games.recent import dumped, loaded
+
+    value = {"n": number, "list": [number, "12345678901234567890 in a string"]}
+    assert loaded(dumped(value)) == value
+    assert type(loaded(dumped(value))["n"]) is int
