@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.contrib.postgres.operations import NotInTransactionMixin
@@ -22,7 +24,14 @@ class AddIndexWithoutLocking(NotInTransactionMixin, migrations.AddIndex):
             return
         self._ensure_not_in_transaction(schema_editor)
         model = to_state.apps.get_model(app_label, self.model_name)
-        if self.allow_migrate_model(schema_editor.connection.alias, model):
+        if not self.allow_migrate_model(schema_editor.connection.alias, model):
+            return
+        # A concurrent build waits for every transaction older than it: not for the lock
+        # timeout every connection has (``DB_LOCK_TIMEOUT_SECONDS``), which would leave a
+        # half-built (invalid) index behind. One left by a build that failed anyway (a
+        # cancel, a crash) is dropped first, or this migration could never run again.
+        with _no_lock_timeout(schema_editor):
+            _drop_if_invalid(schema_editor, self.index.name)
             schema_editor.add_index(model, self.index, concurrently=True)
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any,
@@ -34,3 +43,21 @@ class AddIndexWithoutLocking(NotInTransactionMixin, migrations.AddIndex):
         model = from_state.apps.get_model(app_label, self.model_name)
         if self.allow_migrate_model(schema_editor.connection.alias, model):
             schema_editor.remove_index(model, self.index, concurrently=True)
+
+
+@contextmanager
+def _no_lock_timeout(schema_editor: Any) -> Iterator[None]:
+    schema_editor.execute("SET lock_timeout = 0")
+    try:
+        yield
+    finally:
+        schema_editor.execute("RESET lock_timeout")
+
+
+def _drop_if_invalid(schema_editor: Any, name: str) -> None:
+    with schema_editor.connection.cursor() as cursor:
+        cursor.execute("SELECT NOT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)",
+                       [schema_editor.quote_name(name)])
+        found = cursor.fetchone()
+    if found is not None and found[0]:
+        schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {schema_editor.quote_name(name)}")
