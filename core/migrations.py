@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from django.contrib.postgres.operations import NotInTransactionMixin
@@ -61,3 +61,29 @@ def _drop_if_invalid(schema_editor: Any, name: str) -> None:
         found = cursor.fetchone()
     if found is not None and found[0]:
         schema_editor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {schema_editor.quote_name(name)}")
+
+
+def drop_index_without_locking(table: str, name: str) -> migrations.RunPython:
+    """Drop the index ``name`` of ``table``: ``CONCURRENTLY`` on PostgreSQL (writes go on), as
+    usual elsewhere; undone by building it again the same way, on its table's ``game_id``. For
+    an index Django made for a foreign key whose column another index begins with (its
+    migration says ``atomic = False`` and changes the field's state alone)."""
+
+    def drop(apps: Any, schema_editor: Any) -> None:
+        concurrently = schema_editor.connection.vendor == "postgresql"
+        with _no_lock_timeout(schema_editor) if concurrently else nullcontext():
+            schema_editor.execute(
+                f"DROP INDEX {'CONCURRENTLY ' if concurrently else ''}IF EXISTS "
+                f"{schema_editor.quote_name(name)}")
+
+    def build(apps: Any, schema_editor: Any) -> None:
+        concurrently = schema_editor.connection.vendor == "postgresql"
+        with _no_lock_timeout(schema_editor) if concurrently else nullcontext():
+            if concurrently:
+                _drop_if_invalid(schema_editor, name)
+            schema_editor.execute(
+                f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS "
+                f"{schema_editor.quote_name(name)} ON {schema_editor.quote_name(table)} "
+                f"({schema_editor.quote_name('game_id')})")
+
+    return migrations.RunPython(drop, build)

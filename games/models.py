@@ -86,7 +86,10 @@ class Seat(models.Model):
     (exactly one of them set once taken). Games know nothing of bots beyond this reference:
     the bots app drives its seats through ``games.hooks``."""
 
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats")
+    # No index of its own: ``seat_unique_index`` begins with the game (a second one cost a
+    # write per row and, at a year of a ladder, tens of megabytes).
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="seats",
+                             db_index=False)
     index = models.PositiveSmallIntegerField()
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -155,7 +158,10 @@ class MoveSource(models.TextChoices):
 class MoveRecord(models.Model):
     """The public move log: moves never carry hidden information (engine guarantee)."""
 
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="moves")
+    # No index of its own: ``move_unique_number`` begins with the game (a second one cost a
+    # write per row and, at a year of a ladder, tens of megabytes).
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="moves",
+                             db_index=False)
     number = models.PositiveIntegerField()
     version = models.PositiveIntegerField(help_text="Game version this move produced.")
     seat = models.PositiveSmallIntegerField()
@@ -191,7 +197,10 @@ class EventKind(models.TextChoices):
 class GameEvent(models.Model):
     """Public event log; each event has its own game version, so ``since=N`` is exact."""
 
-    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="events")
+    # No index of its own: ``event_unique_version`` begins with the game (a second one cost a
+    # write per row and, at a year of a ladder, tens of megabytes).
+    game = models.ForeignKey(Game, on_delete=models.CASCADE, related_name="events",
+                             db_index=False)
     version = models.PositiveIntegerField()
     kind = models.CharField(max_length=16, choices=EventKind.choices)
     seat = models.PositiveSmallIntegerField(null=True, blank=True)

@@ -56,3 +56,21 @@ def test_an_index_a_failed_build_left_invalid_is_built_again(alice_api: Any,
     with connection.schema_editor(atomic=False) as editor:
         operation.database_backwards("games", editor, after, state)
     assert valid(NAME) is None
+
+
+def test_a_foreign_keys_index_is_dropped_and_built_again_without_locking() -> None:
+    from core.migrations import drop_index_without_locking
+
+    name = "probe_event_game"
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE INDEX {name} ON games_gameevent (game_id)")
+    operation = drop_index_without_locking("games_gameevent", name)
+
+    with connection.schema_editor(atomic=False) as editor:
+        operation.code(apps, editor)
+    assert valid(name) is None
+    with connection.schema_editor(atomic=False) as editor:
+        operation.reverse_code(apps, editor)  # type: ignore[misc]
+    assert valid(name) is True
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP INDEX {name}")
