@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
 from django.contrib.postgres.operations import NotInTransactionMixin
@@ -19,7 +19,7 @@ class AddIndexWithoutLocking(NotInTransactionMixin, migrations.AddIndex):
 
     def database_forwards(self, app_label: str, schema_editor: Any, from_state: Any,
                           to_state: Any) -> None:
-        if schema_editor.connection.vendor != "postgresql":
+        if not _postgres(schema_editor):
             super().database_forwards(app_label, schema_editor, from_state, to_state)
             return
         self._ensure_not_in_transaction(schema_editor)
@@ -36,7 +36,7 @@ class AddIndexWithoutLocking(NotInTransactionMixin, migrations.AddIndex):
 
     def database_backwards(self, app_label: str, schema_editor: Any, from_state: Any,
                            to_state: Any) -> None:
-        if schema_editor.connection.vendor != "postgresql":
+        if not _postgres(schema_editor):
             super().database_backwards(app_label, schema_editor, from_state, to_state)
             return
         self._ensure_not_in_transaction(schema_editor)
@@ -47,6 +47,10 @@ class AddIndexWithoutLocking(NotInTransactionMixin, migrations.AddIndex):
 
 @contextmanager
 def _no_lock_timeout(schema_editor: Any) -> Iterator[None]:
+    """On PostgreSQL, no lock timeout while the block runs (elsewhere there is none)."""
+    if not _postgres(schema_editor):
+        yield
+        return
     schema_editor.execute("SET lock_timeout = 0")
     try:
         yield
@@ -54,7 +58,18 @@ def _no_lock_timeout(schema_editor: Any) -> Iterator[None]:
         schema_editor.execute("RESET lock_timeout")
 
 
+def _postgres(schema_editor: Any) -> bool:
+    return bool(schema_editor.connection.vendor == "postgresql")
+
+
+def _concurrently(schema_editor: Any) -> str:
+    return "CONCURRENTLY " if _postgres(schema_editor) else ""
+
+
 def _drop_if_invalid(schema_editor: Any, name: str) -> None:
+    """Drop the index ``name`` if a failed concurrent build left it invalid (PostgreSQL)."""
+    if not _postgres(schema_editor):
+        return
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT NOT indisvalid FROM pg_index WHERE indexrelid = to_regclass(%s)",
                        [schema_editor.quote_name(name)])
@@ -70,19 +85,15 @@ def drop_index_without_locking(table: str, name: str) -> migrations.RunPython:
     migration says ``atomic = False`` and changes the field's state alone)."""
 
     def drop(apps: Any, schema_editor: Any) -> None:
-        concurrently = schema_editor.connection.vendor == "postgresql"
-        with _no_lock_timeout(schema_editor) if concurrently else nullcontext():
-            schema_editor.execute(
-                f"DROP INDEX {'CONCURRENTLY ' if concurrently else ''}IF EXISTS "
-                f"{schema_editor.quote_name(name)}")
+        with _no_lock_timeout(schema_editor):
+            schema_editor.execute(f"DROP INDEX {_concurrently(schema_editor)}IF EXISTS "
+                                  f"{schema_editor.quote_name(name)}")
 
     def build(apps: Any, schema_editor: Any) -> None:
-        concurrently = schema_editor.connection.vendor == "postgresql"
-        with _no_lock_timeout(schema_editor) if concurrently else nullcontext():
-            if concurrently:
-                _drop_if_invalid(schema_editor, name)
+        with _no_lock_timeout(schema_editor):
+            _drop_if_invalid(schema_editor, name)
             schema_editor.execute(
-                f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS "
+                f"CREATE INDEX {_concurrently(schema_editor)}IF NOT EXISTS "
                 f"{schema_editor.quote_name(name)} ON {schema_editor.quote_name(table)} "
                 f"({schema_editor.quote_name('game_id')})")
 

@@ -133,11 +133,7 @@ class WaitingApiView(APIView):
         except Exception as exc:
             response = self.handle_exception(exc)
         response = self.finalize_response(self.request, response, *self.args, **self.kwargs)
-        # DRF's ``Vary`` went to the first step's response (``finalize_response`` takes it
-        # from the view once); the answer is to the same request.
-        if "Vary" in suspended and "Vary" not in response:
-            response["Vary"] = suspended["Vary"]
-        return response
+        return _with_first_steps_headers(response, suspended)
 
     def answered(self, suspended: Suspended, change: Change | None) -> HttpResponseBase | None:
         """The answer to ``change`` made on the event loop (``suspended.answer_now``), or None
@@ -163,17 +159,28 @@ class WaitingApiView(APIView):
             log.warning("answering game %s on the event loop failed; on a thread instead",
                         suspended.game_id, exc_info=True)
             return None
-        for header, value in suspended.items():
-            if header.lower() not in _OWN_HEADERS and header not in response:
-                response[header] = value
+        response = _with_first_steps_headers(response, suspended)
         response["Content-Length"] = str(len(response.content))  # CommonMiddleware's
         response.cookies = suspended.cookies
         response.answered_on_loop = True  # type: ignore[attr-defined]  (no step finished it)
         return response
 
 
-# What an answer made on the event loop keeps of its own instead of taking the suspended
-# response's (which had no body).
+def _with_first_steps_headers(
+    response: HttpResponseBase, suspended: Suspended
+) -> HttpResponseBase:
+    """``response`` with the headers the same request's first step was given and it lacks:
+    DRF's (``finalize_response`` hands the view's ``Vary`` out once, to that first response)
+    and the middleware's (which, on a thread, would give the same ones again). Not those of
+    the body, which the first response did not have."""
+    for header, value in suspended.items():
+        if header.lower() not in _OWN_HEADERS and header not in response:
+            response[header] = value
+    return response
+
+
+# What an answer keeps of its own instead of taking the suspended response's (which had no
+# body).
 _OWN_HEADERS = frozenset({"content-type", "content-length", "etag"})
 
 
