@@ -6,6 +6,7 @@ given: same status, headers and body, the waiter's own view only."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -58,29 +59,38 @@ def suspended(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     return event
 
 
+class _OnAThread:
+    """A request sent from a thread of its own (a waiting client), its answer kept."""
+
+    def __init__(self, ask: Callable[[], Any]) -> None:
+        self.answer: Any = None
+
+        def run() -> None:
+            try:
+                self.answer = ask()
+            finally:
+                connection.close()  # this thread's, before the test database goes
+
+        self.thread = threading.Thread(target=run)
+        self.thread.start()
+
+    def response(self) -> Any:
+        self.thread.join(30)
+        return self.answer
+
+
 def _alice_plays_and_waits_for_bob(alice_api: APIClient, bob_api: APIClient, game: Game) -> Any:
     """Alice plays R1 and waits for her turn; bob replies with R5: alice's answer."""
-    answer: dict[str, Any] = {}
-
-    def alice() -> None:
-        try:
-            answer["response"] = alice_api.post(
-                f"/api/games/{game.pk}/moves/?wait=20&until=turn",
-                {"version": game.version, "move": {"type": "play", "card": "R1"}}, format="json",
-            )
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=alice)
-    thread.start()
+    alice = _OnAThread(lambda: alice_api.post(
+        f"/api/games/{game.pk}/moves/?wait=20&until=turn",
+        {"version": game.version, "move": {"type": "play", "card": "R1"}}, format="json"))
     while bob_api.get(f"/api/games/{game.pk}/view/").json()["version"] == game.version:
         pass  # alice's move not yet committed
     replied = bob_api.post(f"/api/games/{game.pk}/moves/",
                            {"version": game.version + 1, "move": {"type": "play", "card": "R5"}},
                            format="json")
     assert replied.status_code == 201, replied.json()
-    thread.join(30)
-    return answer["response"]
+    return alice.response()
 
 
 def _same_but_the_game(response: Any, game: Game) -> tuple[int, dict[str, str], Any]:
@@ -127,23 +137,13 @@ def test_a_view_wait_answered_on_the_loop_carries_the_new_view_and_its_etag(
     awaited = Game.objects.get(pk=game_id).awaiting
     assert awaited is not None
     waiter = 1 - awaited
-    answer: dict[str, Any] = {}
-
-    def wait() -> None:
-        try:
-            answer["response"] = clients[waiter].get(
-                f"/api/games/{game_id}/view/?wait=20&until=turn")
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=wait)
-    thread.start()
+    waiting_client = _OnAThread(
+        lambda: clients[waiter].get(f"/api/games/{game_id}/view/?wait=20&until=turn"))
     assert suspended.wait(10)
     while Game.objects.get(pk=game_id).awaiting != waiter:  # a draw keeps the turn: play on
         move_for_the_awaited(game_id, clients)
-    thread.join(30)
 
-    response = answer["response"]
+    response = waiting_client.response()
     stored = Game.objects.get(pk=game_id)
     assert response.status_code == 200 and on_the_loop == [200]
     assert response["ETag"] == selectors.view_etag(game=stored, seat=waiter)
@@ -258,17 +258,8 @@ def test_a_seat_left_at_an_open_table_is_never_answered_from_the_loop(
     never shown the seat's hand (found by a review: the loop answered 200 with charlie's)."""
     game = services.game_create(user=alice, options={}, seats=2)
     services.seat_join(game_id=game.pk, user=bob)
-    answer: dict[str, Any] = {}
-
-    def bob_waits() -> None:
-        try:
-            answer["response"] = client_for(bob).get(
-                f"/api/games/{game.pk}/view/?wait=20&until=turn")
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=bob_waits)
-    thread.start()
+    bob_waits = _OnAThread(
+        lambda: client_for(bob).get(f"/api/games/{game.pk}/view/?wait=20&until=turn"))
     assert suspended.wait(10)
     services.seat_leave(game_id=game.pk, user=bob)
     services.seat_join(game_id=game.pk, user=charlie, index=1)
@@ -276,9 +267,8 @@ def test_a_seat_left_at_an_open_table_is_never_answered_from_the_loop(
     clients = {0: client_for(alice), 1: client_for(charlie)}
     while Game.objects.get(pk=game.pk).awaiting != 1:
         move_for_the_awaited(game.pk, clients)
-    thread.join(30)
 
-    response = answer["response"]
+    response = bob_waits.response()
     assert response.status_code == 403, response.content
     assert response.json()["code"] == "not_a_player"
     assert on_the_loop == []
@@ -293,22 +283,12 @@ def test_the_browsable_apis_page_is_made_on_a_thread(
     game_id = running_game["id"]
     clients = {0: client_for(alice), 1: client_for(bob)}
     _, waiter, _ = _the_waiter(game_id)
-    answer: dict[str, Any] = {}
-
-    def wait() -> None:
-        try:
-            answer["response"] = clients[waiter].get(
-                f"/api/games/{game_id}/view/?wait=20&until=turn", HTTP_ACCEPT="text/html")
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=wait)
-    thread.start()
+    waiting_client = _OnAThread(lambda: clients[waiter].get(
+        f"/api/games/{game_id}/view/?wait=20&until=turn", HTTP_ACCEPT="text/html"))
     assert suspended.wait(10)
     while Game.objects.get(pk=game_id).awaiting != waiter:
         move_for_the_awaited(game_id, clients)
-    thread.join(30)
 
-    response = answer["response"]
+    response = waiting_client.response()
     assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
     assert on_the_loop == []
