@@ -6,7 +6,6 @@ writes these rows stays in ``games.rows``."""
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -57,9 +56,9 @@ def dumped(value: Any, encoder: type[json.JSONEncoder] | None = None) -> str:
 
 def loaded(text: str, decoder: type[json.JSONDecoder] | None = None) -> Any:
     """JSON text's value: orjson for a field with no decoder of its own (the same values the
-    json module gives), else the field's decoder. Text with a number of 19 digits or more
-    goes to the json module too: orjson reads an integer past 64 bits as a float."""
-    if decoder is None and not _LONG_NUMBER.search(text):
+    json module gives), else the field's decoder. Text that may hold an integer orjson reads
+    as a float goes to the json module too (``_may_pass_64_bits``)."""
+    if decoder is None and not _may_pass_64_bits(text):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:  # what orjson refuses: as json does
@@ -67,7 +66,22 @@ def loaded(text: str, decoder: type[json.JSONDecoder] | None = None) -> Any:
     return json.loads(text, cls=decoder)
 
 
-_LONG_NUMBER = re.compile(r"[0-9]{19}")
+def _may_pass_64_bits(text: str) -> bool:
+    """Whether ``text`` has a run of 20 digits, or of 19 after a minus: orjson reads integers
+    exactly from -2**63 to 2**64 - 1 (every 19-digit number but negative ones, such as a
+    game's 64-bit seed), and the others as floats. Digits made zeros and all else spaces, a
+    substring search does it: a regular expression took 40 to 90 us on an RNG state's 3 kB
+    of base64, read on every move, and this takes a twentieth of that."""
+    marked = text.encode().translate(_DIGITS_AS_ZEROS)
+    return _TWENTY_DIGITS in marked or _MINUS_NINETEEN_DIGITS in marked
+
+
+_DIGITS_AS_ZEROS = bytes(
+    ord("0") if byte in b"0123456789" else byte if byte == ord("-") else ord(" ")
+    for byte in range(256)
+)
+_TWENTY_DIGITS = b"0" * 20
+_MINUS_NINETEEN_DIGITS = b"-" + b"0" * 19
 
 
 def seat_from_records(

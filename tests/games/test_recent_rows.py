@@ -209,7 +209,9 @@ def test_a_column_type_changed_by_a_migration_does_not_break_the_prepared_reads(
             other.execute("ALTER TABLE games_seat ALTER COLUMN strikes TYPE smallint")
 
 
-@pytest.mark.parametrize("number", [2**64, -(2**63) - 1, 10**30, 2**63 - 1, -(2**63)])
+@pytest.mark.parametrize(
+    "number", [2**64, 2**64 - 1, -(2**63) - 1, 10**30, 2**63 - 1, 10**19 - 1, -(2**63), -(10**18)]
+)
 def test_a_json_columns_integers_come_back_as_the_same_integers_past_64_bits_too(
     number: int,
 ) -> None:
