@@ -6,6 +6,7 @@ survives restarts) would otherwise hold every stream's new rows back for good.""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import psycopg
@@ -16,7 +17,8 @@ from games import rows, services, stream
 from tests.conftest import IN_CI
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-PREPARED = "uno-arena-test-horizon"
+# One id per test process: under xdist both tests may hold theirs at the same time.
+PREPARED = f"uno-arena-test-horizon-{os.getpid()}"
 
 
 def a_started_game(alice: Any, bob: Any) -> Any:
