@@ -25,6 +25,8 @@ from rest_framework.authentication import (
 )
 from rest_framework.request import Request
 
+from core.postgresql.prepared import prepared_cursor
+
 _PRINTABLE_ASCII = re.compile(rb"[!-~]+")
 
 
@@ -79,7 +81,7 @@ def tokens_with_users(token_key: str) -> list[Any]:
     0.1 ms for running it (docs/scaling.md). So the ORM compiles it once (``_lookup``), and
     each request runs it and makes the two instances from the row."""
     lookup = _lookup()
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(lookup.sql, [token_key])
         rows = cursor.fetchall()
     split = len(lookup.token_fields)

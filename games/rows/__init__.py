@@ -32,13 +32,11 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
-import psycopg
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connection, models, transaction
-from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
+from core.postgresql.prepared import prepared_cursor as _cursor
 from games.models import Game, GameEvent, MoveRecord, Seat
 from games.recent import (
     GAME_FIELDS,
@@ -83,36 +81,6 @@ def _converters(
 def _instance(model: type[M], values: Sequence[Any]) -> M:
     """A model instance from one row in ``concrete_fields`` order, as the ORM builds it."""
     return model.from_db(connection.alias, None, list(_converted(model, values)))
-
-
-class _PreparedCursor(psycopg.Cursor[Any]):
-    """Server-side binding, every statement prepared (psycopg keeps the connection's prepared
-    statements; Django turns psycopg's automatic preparing off for the rest)."""
-
-    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,
-                binary: bool | None = None) -> Any:
-        try:
-            return super().execute(query, params, prepare=True, binary=binary)
-        except psycopg.errors.FeatureNotSupported:
-            # "cached plan must not change result type": a migration changed a column these
-            # statements return. Outside a transaction, forget this connection's prepared
-            # statements (psycopg clears its cache when it sees DEALLOCATE ALL) and run it
-            # again; inside one, the rollback that follows forgets them.
-            if self.connection.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-                raise
-            super().execute("DEALLOCATE ALL", prepare=False)
-            return super().execute(query, params, prepare=True, binary=binary)
-
-
-def _cursor() -> CursorWrapper:
-    """A cursor for the statements below: Django's own (its health check, error wrapping and
-    query logging) around a preparing psycopg cursor on PostgreSQL."""
-    if connection.vendor != "postgresql" or not settings.DB_PREPARED_STATEMENTS:
-        return connection.cursor()
-    connection.close_if_health_check_failed()
-    connection.ensure_connection()
-    with connection.wrap_database_errors:
-        return connection._prepare_cursor(_PreparedCursor(connection.connection))
 
 
 # --- reads ------------------------------------------------------------------------------------

@@ -385,3 +385,22 @@ def test_of_two_tokens_sharing_a_key_prefix_each_key_finds_its_own(
     for key, user in ((alice_key, alice), (bob_key, bob)):
         found_user, token = TokenAuthentication().authenticate_credentials(key.encode())
         assert found_user == user and token.user == user
+
+
+@pytest.mark.postgres
+def test_on_postgresql_the_token_lookup_is_a_prepared_statement(alice: Any) -> None:
+    """Every authenticated request runs it: planned once per connection, not per request
+    (planning was eight times its execution)."""
+    from django.db import connection
+
+    record, key = token_create(user=alice, expires_in=60)
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    found = tokens_with_users(record.token_key)
+    assert [token.pk for token in found] == [record.pk]
+    assert found[0].expiry == AuthToken.objects.get(pk=record.pk).expiry  # aware, as the ORM's
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        statements = [statement for (statement,) in cursor.fetchall()]
+    assert any('FROM "knox_authtoken"' in s for s in statements), statements
+    assert _status_with(key, "/api/tokens/") == 200
