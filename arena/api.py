@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from arena import examples, presenters, selectors, services
 from arena.errors import BotNotEligible, NotBotOwner, NotTournamentOwner, TournamentError
-from arena.models import Entrant
+from arena.models import Entrant, RatingChange
 from arena.serializers import (
     HISTORY_LIMIT_MAX,
     EntrantInput,
@@ -472,7 +472,13 @@ class BotRatingsApi(APIView):
                                                "maximum": HISTORY_LIMIT_MAX}, required=False,
                                      description="Only the newest this many points (still "
                                      "oldest first; `more` says whether older ones were left "
-                                     "out). Without it, the whole history.")],
+                                     "out). Without it, the whole history."),
+                    OpenApiParameter("before", {"type": "integer", "minimum": 1},
+                                     required=False,
+                                     description="A game id from this history: only the points "
+                                     "older than that game's. With `limit`, pages back: pass "
+                                     "the first point's `game` while `more` is true. A game "
+                                     "not in the history is a 400.")],
         responses={
             200: OpenApiResponse(RatingHistoryOut, "The history.",
                                  examples=[_example("Two games", examples.HISTORY)]),
@@ -483,7 +489,12 @@ class BotRatingsApi(APIView):
         query = RatingQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
         bot = bot_selectors.bot_get(bot_id=id)
-        return Response(presenters.rating_history_data(
-            bot=bot, rule_set=query.validated_data["rule_set"],
-            limit=query.validated_data.get("limit")))
+        try:
+            return Response(presenters.rating_history_data(
+                bot=bot, rule_set=query.validated_data["rule_set"],
+                limit=query.validated_data.get("limit"),
+                before=query.validated_data.get("before")))
+        except RatingChange.DoesNotExist:
+            raise ValidationError(
+                {"before": ["No such game in this bot's history on this ladder."]}) from None
 

@@ -92,13 +92,15 @@ def _api_row(line: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def rating_history_data(*, bot: Bot, rule_set: str = "official",
-                        limit: int | None = None) -> dict[str, Any]:
+def rating_history_data(*, bot: Bot, rule_set: str = "official", limit: int | None = None,
+                        before: int | None = None) -> dict[str, Any]:
     """``RatingHistoryOut``: the bot's Elo history on ``rule_set`` (its newest ``limit``
-    points, or all), oldest first, each game with its tournament, whether older points were
-    left out, and every ladder the bot is on (so a bot unrated here says where it is)."""
+    points, or all; those older than game ``before``'s with it), oldest first, each game with
+    its tournament, whether older points were left out, and every ladder the bot is on (so a
+    bot unrated here says where it is)."""
     rating = Rating.objects.filter(bot=bot, rule_set=rule_set).first()
-    changes, more = selectors.rating_history_newest(bot=bot, rule_set=rule_set, limit=limit)
+    changes, more = selectors.rating_history_newest(bot=bot, rule_set=rule_set, limit=limit,
+                                                    before=before)
     return {
         "bot": bot.pk, "rule_set": rule_set,
         "elo": round(rating.elo, 1) if rating else None,

@@ -282,13 +282,18 @@ def rating_history_with_tournaments(*, bot: Bot, rule_set: str = OFFICIAL
         tournament_id=F("game__tournament_game__tournament_id"))
 
 
-def rating_history_newest(*, bot: Bot, rule_set: str = OFFICIAL, limit: int | None = None
-                          ) -> tuple[list[RatingChange], bool]:
+def rating_history_newest(*, bot: Bot, rule_set: str = OFFICIAL, limit: int | None = None,
+                          before: int | None = None) -> tuple[list[RatingChange], bool]:
     """``rating_history_with_tournaments``, only its newest ``limit`` changes (all without a
-    limit), still oldest first; and whether older ones were left out. The busiest bot's whole
+    limit), still oldest first; and whether older ones were left out. ``before``: the game
+    of a change in that history, to page back from: only the changes older than it count
+    (``RatingChange.DoesNotExist`` if the game has no change there). The busiest bot's whole
     history was 3,052 points (297 KB) and grows with every game: a chart of its recent form
     asks for a page of it, read newest first off the index."""
     history = rating_history_with_tournaments(bot=bot, rule_set=rule_set)
+    if before is not None:
+        older_than = rating_history(bot=bot, rule_set=rule_set).get(game_id=before).pk
+        history = history.filter(id__lt=older_than)
     if limit is None:
         return list(history), False
     newest = list(history.order_by("-id")[:limit + 1])  # one more: are there older ones?

@@ -272,6 +272,9 @@ class RatingQuery(QuerySerializer):
     limit = QueryIntegerField(min_value=1, max_value=HISTORY_LIMIT_MAX, required=False,
                               help_text="Only the newest this many points (still oldest "
                               "first); without it, the whole history.")
+    before = QueryIntegerField(min_value=1, required=False,
+                               help_text="A game in the history: only the points older than "
+                               "its own (with `limit`, to page back through the history).")
 
 
 class RatingPointOut(serializers.Serializer):
@@ -295,7 +298,9 @@ class RatingHistoryOut(serializers.Serializer):
     history = RatingPointOut(many=True, help_text="One point per rated game, oldest first "
                              "(with `limit`: the newest that many).")
     more = serializers.BooleanField(help_text="Whether older points were left out (by "
-                                    "`limit`): false when `history` is the whole history.")
+                                    "`limit`): false when `history` reaches back to the first "
+                                    "game. To page back, ask again with `before` set to the "
+                                    "first point's `game`.")
 
 
 class TournamentGameOut(serializers.Serializer):

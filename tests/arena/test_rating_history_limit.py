@@ -1,6 +1,7 @@
 """A bot's rating history grows with every rated game (3,052 points, 297 KB for a review's
 busiest bot). ``limit`` asks for the newest points only, still oldest first, with ``more``
-saying older ones were left out; without it the whole history comes, as it always has."""
+saying older ones were left out; without it the whole history comes, as it always has.
+``before`` (a game of the history) pages back from there."""
 
 from __future__ import annotations
 
@@ -83,3 +84,39 @@ def test_a_limit_that_is_not_a_positive_count_is_a_400(
     bot = rated_bot(alice, 1)
     response = api.get(f"/api/bots/{bot.pk}/ratings/?limit={bad}")
     assert response.status_code == 400 and "limit" in response.json()["fields"], response.json()
+
+
+def test_before_pages_back_through_the_whole_history_with_nothing_missed_or_repeated(
+    alice: Any, api: APIClient
+) -> None:
+    bot = rated_bot(alice, 7)
+    whole = history(api, bot)["history"]
+    pages, query = [], "?limit=3"
+    while True:
+        page = history(api, bot, query)
+        pages.insert(0, page["history"])
+        if not page["more"]:
+            break
+        query = f"?limit=3&before={page['history'][0]['game']}"
+    assert [len(page) for page in pages] == [1, 3, 3]
+    assert [point for page in pages for point in page] == whole
+
+
+def test_before_without_a_limit_gives_every_older_point(alice: Any, api: APIClient) -> None:
+    bot = rated_bot(alice, 4)
+    whole = history(api, bot)["history"]
+    older = history(api, bot, f"?before={whole[2]['game']}")
+    assert older["history"] == whole[:2] and older["more"] is False
+    assert history(api, bot, f"?before={whole[0]['game']}")["history"] == []
+
+
+def test_before_a_game_that_is_not_in_the_history_is_a_400(alice: Any, api: APIClient) -> None:
+    bot, other = rated_bot(alice, 2), rated_bot(alice, 3)
+    not_ours = history(api, other)["history"][0]["game"]
+    for bad in (str(not_ours), "0", "x"):
+        response = api.get(f"/api/bots/{bot.pk}/ratings/?limit=2&before={bad}")
+        assert response.status_code == 400, response.content
+        assert "before" in response.json()["fields"], response.json()
+    on_another_ladder = api.get(f"/api/bots/{other.pk}/ratings/?rule_set=single_hand&before="
+                                f"{not_ours}")
+    assert on_another_ladder.status_code == 400
