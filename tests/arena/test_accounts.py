@@ -404,3 +404,29 @@ def test_on_postgresql_the_token_lookup_is_a_prepared_statement(alice: Any) -> N
         statements = [statement for (statement,) in cursor.fetchall()]
     assert any('FROM "knox_authtoken"' in s for s in statements), statements
     assert _status_with(key, "/api/tokens/") == 200
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_column_type_changed_by_a_migration_does_not_break_the_prepared_token_lookup(
+    alice: Any,
+) -> None:
+    """PostgreSQL refuses a prepared statement whose result columns changed type ("cached
+    plan must not change result type"): the lookup is prepared again, not failed (a request
+    authenticates outside any transaction)."""
+    import psycopg
+    from django.db import connection
+
+    record, key = token_create(user=alice)
+    assert _status_with(key, "/api/tokens/") == 200  # prepared on this connection
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("prepare_threshold", None)
+    with psycopg.connect(**params, autocommit=True) as other:  # a migration, elsewhere
+        other.execute("ALTER TABLE knox_authtoken ALTER COLUMN token_key TYPE text")
+        try:
+            assert [t.pk for t in tokens_with_users(record.token_key)] == [record.pk]
+            assert _status_with(key, "/api/tokens/") == 200
+        finally:
+            other.execute(
+                "ALTER TABLE knox_authtoken ALTER COLUMN token_key TYPE varchar(25)")
