@@ -38,6 +38,7 @@ from arena.serializers import (
 from bots import selectors as bot_selectors
 from core.api_errors import ApiError, error_responses
 from core.strict import StrictPageNumberPagination, no_body, page_parameters, query_bool
+from games.schema import INT64_MAX
 
 TOURNAMENTS = ["tournaments"]
 RATINGS = ["ratings"]
@@ -473,7 +474,8 @@ class BotRatingsApi(APIView):
                                      description="Only the newest this many points (still "
                                      "oldest first; `more` says whether older ones were left "
                                      "out). Without it, the whole history."),
-                    OpenApiParameter("before", {"type": "integer", "minimum": 1},
+                    OpenApiParameter("before", {"type": "integer", "minimum": 1,
+                                                "maximum": INT64_MAX},
                                      required=False,
                                      description="A game id from this history: only the points "
                                      "older than that game's. With `limit`, pages back: pass "

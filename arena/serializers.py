@@ -19,6 +19,7 @@ from core.strict import (
     StrictInput,
     StrictIntegerField,
 )
+from games.schema import INT64_MAX
 from games.serializers import OptionsField, OptionsOutField, StrictBooleanField
 from games.uno.errors import UnoError
 
@@ -272,7 +273,7 @@ class RatingQuery(QuerySerializer):
     limit = QueryIntegerField(min_value=1, max_value=HISTORY_LIMIT_MAX, required=False,
                               help_text="Only the newest this many points (still oldest "
                               "first); without it, the whole history.")
-    before = QueryIntegerField(min_value=1, required=False,
+    before = QueryIntegerField(min_value=1, max_value=INT64_MAX, required=False,
                                help_text="A game in the history: only the points older than "
                                "its own (with `limit`, to page back through the history).")
 

@@ -108,9 +108,10 @@ DATABASE_URL = env.url("DATABASE_URL", ("postgres", "postgresql", "sqlite"))
 if PRODUCTION and "CHANGE-ME" in (DATABASE_URL or ""):
     raise ImproperlyConfigured("DATABASE_URL still has the CHANGE-ME placeholder of .env.example.")
 DB_CONN_MAX_AGE = env.int("DB_CONN_MAX_AGE", 600, minimum=0)
-# The few statements every move runs (games/rows) and the token lookup every request runs
-# (core/authentication.py) are prepared once per PostgreSQL connection. A pooler in transaction mode needs prepared statement support (PgBouncer 1.22+
-# with max_prepared_statements: psycopg sends DEALLOCATE ALL after a rollback) or this off.
+# The few statements every move runs (games/rows) and the token lookup of every request with a
+# token (core/authentication.py) are prepared once per PostgreSQL connection. A pooler in
+# transaction mode needs prepared statement support (PgBouncer 1.22+ with
+# max_prepared_statements: psycopg sends DEALLOCATE ALL after a rollback) or this off.
 DB_PREPARED_STATEMENTS = env.bool("DB_PREPARED_STATEMENTS", True)
 SQLITE_PATH = Path(env.str("SQLITE_PATH", str(BASE_DIR / "db.sqlite3")))
 # How long a statement waits for a row lock before it gives up (PostgreSQL's lock_timeout; 0:

@@ -72,7 +72,8 @@ def _may_pass_64_bits(text: str) -> bool:
     game's 64-bit seed), and the others as floats. Digits made zeros and all else spaces, a
     substring search does it: a regular expression took 40 to 90 us on an RNG state's 3 kB
     of base64, read on every move, and this takes a twentieth of that."""
-    marked = text.encode().translate(_DIGITS_AS_ZEROS)
+    # (surrogatepass: a lone surrogate is json's to read or refuse, not this check's)
+    marked = text.encode("utf-8", "surrogatepass").translate(_DIGITS_AS_ZEROS)
     return _TWENTY_DIGITS in marked or _MINUS_NINETEEN_DIGITS in marked
 
 

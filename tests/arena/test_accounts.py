@@ -430,3 +430,21 @@ def test_a_column_type_changed_by_a_migration_does_not_break_the_prepared_token_
         finally:
             other.execute(
                 "ALTER TABLE knox_authtoken ALTER COLUMN token_key TYPE varchar(25)")
+
+
+@pytest.mark.postgres
+def test_the_token_lookup_is_not_prepared_with_prepared_statements_off(
+    alice: Any, settings: Any
+) -> None:
+    """For a pooler in transaction mode without prepared statement support."""
+    from django.db import connection
+
+    settings.DB_PREPARED_STATEMENTS = False
+    record, key = token_create(user=alice)
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    assert [token.pk for token in tokens_with_users(record.token_key)] == [record.pk]
+    assert _status_with(key, "/api/tokens/") == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert cursor.fetchone() == (0,)

@@ -113,10 +113,22 @@ def test_before_without_a_limit_gives_every_older_point(alice: Any, api: APIClie
 def test_before_a_game_that_is_not_in_the_history_is_a_400(alice: Any, api: APIClient) -> None:
     bot, other = rated_bot(alice, 2), rated_bot(alice, 3)
     not_ours = history(api, other)["history"][0]["game"]
-    for bad in (str(not_ours), "0", "x"):
+    for bad in (str(not_ours), "0", "x", str(2**63), "9" * 19, "1" * 30):
         response = api.get(f"/api/bots/{bot.pk}/ratings/?limit=2&before={bad}")
         assert response.status_code == 400, response.content
         assert "before" in response.json()["fields"], response.json()
-    on_another_ladder = api.get(f"/api/bots/{other.pk}/ratings/?rule_set=single_hand&before="
-                                f"{not_ours}")
-    assert on_another_ladder.status_code == 400
+
+
+def test_before_counts_on_the_ladder_asked_for_only(alice: Any, api: APIClient) -> None:
+    bot = rated_bot(alice, 2)
+    on_official = history(api, bot)["history"][-1]["game"]
+    single_hand = Rating.objects.create(bot=bot, rule_set="single_hand", elo=1500, games=2,
+                                        wins=0)
+    games = [Game.objects.create(options=engine.Options(single_hand=True).to_json(), seed=n,
+                                 created_by=alice) for n in (101, 102)]
+    for game in games:
+        RatingChange.objects.create(rating=single_hand, game=game, before=1500, after=1510)
+    asked = f"/api/bots/{bot.pk}/ratings/?rule_set=single_hand"
+    assert api.get(f"{asked}&before={on_official}").status_code == 400
+    older = api.get(f"{asked}&before={games[1].pk}").json()
+    assert [point["game"] for point in older["history"]] == [games[0].pk]

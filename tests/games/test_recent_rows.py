@@ -222,3 +222,12 @@ def test_a_json_columns_integers_come_back_as_the_same_integers_past_64_bits_too
     value = {"n": number, "list": [number, "12345678901234567890 in a string"]}
     assert loaded(dumped(value)) == value
     assert type(loaded(dumped(value))["n"]) is int
+
+
+def test_json_text_with_a_lone_surrogate_is_read_as_the_json_module_reads_it() -> None:
+    import json
+
+    from games.recent import loaded
+
+    assert loaded('{"name": "\\ud800", "raw": "\ud800"}') == json.loads(
+        '{"name": "\\ud800", "raw": "\ud800"}')
