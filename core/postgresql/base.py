@@ -20,10 +20,29 @@ from __future__ import annotations
 import select
 from typing import Any
 
-from django.db.backends.postgresql import base
+import psycopg
+from django.db.backends.postgresql import base, operations
+
+from core.postgresql.prepared import PreparedCursor
+
+
+class DatabaseOperations(operations.DatabaseOperations):
+    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str | None:
+        """The SQL that query logging records (``connection.queries``, tests' captured
+        queries) for the prepared statements too, with their parameters in it, as for Django's
+        own server-side binding: Django's reads the client-side cursor's query, which a
+        preparing cursor has none of (it logged ``None``)."""
+        if isinstance(cursor, PreparedCursor):
+            try:
+                return str(self.compose_sql(sql, params))
+            except psycopg.errors.DataError:
+                return None
+        return super().last_executed_query(cursor, sql, params)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):
+    ops_class = DatabaseOperations
+
     def close_if_health_check_failed(self) -> None:
         if (
             self.connection is not None

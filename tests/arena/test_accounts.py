@@ -448,3 +448,17 @@ def test_the_token_lookup_is_not_prepared_with_prepared_statements_off(
     with connection.cursor() as cursor:
         cursor.execute("SELECT count(*) FROM pg_prepared_statements")
         assert cursor.fetchone() == (0,)
+
+
+@pytest.mark.postgres
+def test_query_logging_records_the_prepared_token_lookups_sql(alice: Any) -> None:
+    """As Django logs its own queries (``connection.queries``, tests counting queries): the
+    preparing cursor's statements were logged as ``None``."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    record, _ = token_create(user=alice)
+    with CaptureQueriesContext(connection) as captured:
+        tokens_with_users(record.token_key)
+    (query,) = captured.captured_queries
+    assert 'FROM "knox_authtoken"' in query["sql"] and record.token_key in query["sql"]
