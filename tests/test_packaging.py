@@ -11,9 +11,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_an_editable_install_prints_no_warning_banner(tmp_path: Path) -> None:
+def installed_without_dependencies(tmp_path: Path) -> tuple[Path, str]:
+    """A new environment with the project installed editable and nothing else (pip of this
+    environment installs into it): its python, and what pip printed."""
     target = tmp_path / "venv"
-    venv.create(target, with_pip=False)  # pip of this environment installs into it
+    venv.create(target, with_pip=False)
     python = target / "bin" / "python"
     done = subprocess.run(
         [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
@@ -21,7 +23,11 @@ def test_an_editable_install_prints_no_warning_banner(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    output = done.stdout + done.stderr
+    return python, done.stdout + done.stderr
+
+
+def test_an_editable_install_prints_no_warning_banner(tmp_path: Path) -> None:
+    python, output = installed_without_dependencies(tmp_path)
     assert "!!" not in output, output
     assert "Editable install" not in output
     # Located, not imported: the dependencies were left out to keep this quick.
@@ -37,15 +43,7 @@ def test_a_bot_writer_plays_the_engine_offline_with_nothing_but_the_standard_lib
 ) -> None:
     """``pip install --no-deps`` of the project into a bot's own environment (no Django, no
     dependency at all): the engine, the reference strategies and ``bots.evaluate`` run."""
-    target = tmp_path / "venv"
-    venv.create(target, with_pip=False)
-    python = target / "bin" / "python"
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps",
-         "--no-input", "-e", str(ROOT)],
-        capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
+    python, _ = installed_without_dependencies(tmp_path)
     game = """
 import random, sys
 from games.uno import Options, apply, legal_moves, new_game, random_move, view
