@@ -182,21 +182,31 @@ def test_the_sweep_ends_a_cancelled_tournaments_match_its_dead_worker_left(
     assert services.tournament_sweep() == {"sent": 0, "finalized": 0}
 
 
+def _games_played_under_a_claim(
+    owner: Any, bots: Any, *, games_per_pairing: int, games: int
+) -> tuple[Tournament, Match, str, list[tuple[int, int]]]:
+    """A started tournament's one match, claimed, with its first ``games`` begun and played
+    to the end but not recorded: the tournament, the match, the claim's token and the
+    ``(number, game id)`` pairs ``records.games_record`` takes."""
+    tournament = tournament_of(owner, bots, games_per_pairing=games_per_pairing)
+    services.tournament_start(tournament_id=tournament.pk, user=owner, dispatch=False)
+    match = Match.objects.get(tournament=tournament)
+    token = services.match_claim(match_id=match.pk)
+    assert token is not None
+    items = match.plan[:games]
+    begun = services.games_begin(match_id=match.pk, token=token, items=items)
+    assert begun is not None and len(begun) == games
+    for game, _ in begun:
+        assert game.status == GameStatus.RUNNING
+        bot_runner.play_game(game.pk)
+    return tournament, match, token, [
+        (item["number"], game.pk) for item, (game, _) in zip(items, begun, strict=True)]
+
+
 def test_games_recorded_together_are_recorded_once_and_rated_in_id_order(alice: Any) -> None:
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
-        tournament = tournament_of(alice, bots, games_per_pairing=4)
-        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
-        match = Match.objects.get(tournament=tournament)
-        token = services.match_claim(match_id=match.pk)
-        assert token is not None
-        items = match.plan[:3]
-        begun = services.games_begin(match_id=match.pk, token=token, items=items)
-        assert begun is not None and len(begun) == 3
-        games = [game for game, _ in begun]
-        for game in games:
-            assert game.status == GameStatus.RUNNING
-            bot_runner.play_game(game.pk)
-        finished = [(i["number"], g.pk) for i, g in zip(items, games, strict=True)]
+        tournament, match, token, finished = _games_played_under_a_claim(
+            alice, bots, games_per_pairing=4, games=3)
         assert records.games_record(match_id=match.pk, token="not-ours", finished=finished) == 0
         assert records.games_record(match_id=match.pk, token=token, finished=finished) == 3
         assert records.games_record(match_id=match.pk, token=token, finished=finished) == 0
@@ -459,16 +469,8 @@ def test_a_matchs_last_game_recorded_counts_the_match_done_in_the_same_write(ali
     """Progress never reads every game played and a match still to go: the last game's record
     counts the match done, before its worker ends the match."""
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
-        tournament = tournament_of(alice, bots, games_per_pairing=2)
-        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
-        match = Match.objects.get(tournament=tournament)
-        token = services.match_claim(match_id=match.pk)
-        assert token is not None
-        begun = services.games_begin(match_id=match.pk, token=token, items=match.plan)
-        assert begun is not None
-        for game, _ in begun:
-            bot_runner.play_game(game.pk)
-        finished = [(i["number"], g.pk) for i, (g, _) in zip(match.plan, begun, strict=True)]
+        tournament, match, token, finished = _games_played_under_a_claim(
+            alice, bots, games_per_pairing=2, games=2)
         assert records.games_record(match_id=match.pk, token=token, finished=finished[:1]) == 1
         assert Tournament.objects.get(pk=tournament.pk).matches_done == 0
         assert records.games_record(match_id=match.pk, token=token, finished=finished[1:]) == 1
