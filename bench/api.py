@@ -44,6 +44,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT))
+
+from bench.cpu import Sampler, combined  # noqa: E402
+
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
@@ -320,13 +324,22 @@ def main() -> None:
             run_api(port, keys, 2)
             api_moves, api_lat, api_time, bare_reqs, bare_lat, bare_time = 0, [], 0.0, 0, [], 0.0
             slice_ = args.seconds / args.rounds
+            api_cpu, bare_cpu = [], []
             for _ in range(args.rounds):
-                count, latencies, elapsed = run_bare(port, keys, slice_)
+                with Sampler() as cpu:
+                    count, latencies, elapsed = run_bare(port, keys, slice_)
+                bare_cpu.append(cpu.usage)
                 bare_reqs, bare_time = bare_reqs + count, bare_time + elapsed
                 bare_lat += latencies
-                count, latencies, elapsed = run_api(port, keys, slice_)
+                with Sampler() as cpu:
+                    count, latencies, elapsed = run_api(port, keys, slice_)
+                api_cpu.append(cpu.usage)
                 api_moves, api_time = api_moves + count, api_time + elapsed
                 api_lat += latencies
+    # Where each load's CPU went (the clients share the machine with the server): a ratio
+    # below the goal says more when the server's CPU per move is known beside it.
+    print(f"  api, {combined(api_cpu).per(api_moves, 'move')}")
+    print(f"  bare, {combined(bare_cpu).per(bare_reqs, 'request')}")
     x, y = api_moves / api_time, bare_reqs / bare_time
     print(f"api: {api_moves} moves in {api_time:.1f} s; bare: {bare_reqs} requests in "
           f"{bare_time:.1f} s")

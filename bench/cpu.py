@@ -19,6 +19,7 @@ TICKS = os.sysconf("SC_CLK_TCK")
 KINDS: Mapping[str, str] = {
     "bots.serve": "bots",
     "celery": "workers",
+    "gunicorn": "web",
     "postgres": "postgres",
     "redis-server": "redis",
 }
@@ -84,3 +85,13 @@ class Sampler:
                    for k in kinds}
         busy = (after[1] - self._before[1]) / max(after[2] - self._before[2], 1e-9)
         self.usage = Usage(by_kind, busy)
+
+
+def combined(usages: list[Usage]) -> Usage:
+    """Several runs of one load (alternating with another) as one: CPU seconds added, the
+    machine's busy share averaged."""
+    by_kind: dict[str, float] = {}
+    for usage in usages:
+        for kind, seconds in usage.by_kind.items():
+            by_kind[kind] = by_kind.get(kind, 0.0) + seconds
+    return Usage(by_kind, sum(u.busy for u in usages) / max(len(usages), 1))
