@@ -12,6 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,3 +143,32 @@ def test_dev_py_run_skips_the_demo_with_no_demo_and_names_the_served_address(
     dev.cmd_run(["--no-demo", "--addr=0.0.0.0:8000"])
     assert calls == [("migrate", "--no-input"), ("demo_admin",),
                      ("arena_main", "--addr=0.0.0.0:8000")]
+
+
+@pytest.mark.django_db
+def test_served_to_the_network_it_answers_requests_by_this_machines_address(
+    client: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``dev.py run --addr 0.0.0.0:8000`` is "for your whole network": a request from another
+    machine names this one by its address, which the default ALLOWED_HOSTS refused (400)."""
+    from arena.management.commands.arena_main import allow_network_hosts
+
+    monkeypatch.delenv("ALLOWED_HOSTS", raising=False)
+    assert allow_network_hosts("127.0.0.1:8000") == []
+    added = allow_network_hosts("0.0.0.0:8000")
+    addresses = [h for h in added if h[0].isdigit() or h.startswith("[")]
+    assert addresses, added
+    for host in addresses:
+        assert client.get("/healthz/", HTTP_HOST=f"{host}:8000").status_code == 200
+    assert client.get("/healthz/", HTTP_HOST="rebound.example:8000").status_code == 400
+
+
+def test_served_to_the_network_it_keeps_the_allowed_hosts_it_was_given(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.management.commands.arena_main import allow_network_hosts
+
+    monkeypatch.setenv("ALLOWED_HOSTS", "arena.lan")
+    settings.ALLOWED_HOSTS = ["arena.lan"]
+    assert allow_network_hosts("0.0.0.0:8000") == []
+    assert settings.ALLOWED_HOSTS == ["arena.lan"]

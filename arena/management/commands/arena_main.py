@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import socket
 import threading
 from typing import Any
@@ -48,9 +50,44 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Uno Arena on http://{addr}/  (API docs: /api/docs/, admin: /admin/). Ctrl-C stops."
         )
+        added = allow_network_hosts(addr)
+        if added:
+            self.stdout.write(
+                "Serving every network interface: answering as " + ", ".join(added)
+                + " too (ALLOWED_HOSTS=... names others)."
+            )
         if settings.CELERY_TASK_ALWAYS_EAGER:  # no broker, so no beat: this process sweeps
             start_sweeping()
         call_command(NoDelayRunserver(), addr, use_reloader=False)
+
+
+def allow_network_hosts(addr: str) -> list[str]:
+    """Bound to every interface (``0.0.0.0``, ``::``) with ``ALLOWED_HOSTS`` left to its
+    default: add this machine's names and addresses, so that the other machines of the
+    network it is served to are answered (the default names only 127.0.0.1 and localhost,
+    and Django refused every other Host with a 400). Not ``*``: a page that rebinds a name of
+    its own to this machine is still refused. Returns what it added."""
+    host = addr.rsplit(":", 1)[0] if ":" in addr else addr
+    if host.strip("[]") not in {"0.0.0.0", "::", ""} or "ALLOWED_HOSTS" in os.environ:
+        return []
+    added = [h for h in _this_machine() if h not in settings.ALLOWED_HOSTS]
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, *added]
+    return added
+
+
+def _this_machine() -> list[str]:
+    """This machine's host names and the addresses of its interfaces, as far as the standard
+    library can tell (the name's addresses, and the one the default route leaves from)."""
+    name = socket.gethostname()
+    found = [name, f"{name}.local", socket.getfqdn()]
+    with contextlib.suppress(OSError):
+        found += [info[4][0] for info in socket.getaddrinfo(name, None)]
+    for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as sock:
+            sock.connect((probe, 9))  # UDP: no packet is sent; the kernel picks the route
+            found.append(sock.getsockname()[0])
+    hosts = [f"[{h}]" if ":" in h else h for h in found if h]
+    return list(dict.fromkeys(h for h in hosts if h not in {"localhost", "[::1]"}))
 
 
 def start_sweeping(stop: threading.Event | None = None) -> threading.Thread:
