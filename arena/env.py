@@ -32,6 +32,18 @@ class Env:
         value = self._raw(name)
         return default if value is None else value
 
+    def choice(self, name: str, default: str, choices: tuple[str, ...]) -> str:
+        """One of ``choices`` (compared without case, returned as spelled there)."""
+        value = self._raw(name)
+        if value is None:
+            return default
+        for choice in choices:
+            if value.lower() == choice.lower():
+                return choice
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not one of {', '.join(c for c in choices if c)}."
+        )
+
     def required(self, name: str, why: str) -> str:
         value = self._raw(name)
         if value is None:

@@ -315,7 +315,7 @@ BOTS_TURN_TIMEOUT_MS = env.int("BOTS_TURN_TIMEOUT_MS", 1000, minimum=1)
 # Who plays bot seats: "celery" (a task per decision), "thread" (a pool in the web process:
 # the embedded default, which has no broker), "off" (a driver such as a tournament worker
 # plays its games itself). Empty: "thread" without a broker, else "celery".
-BOTS_RUNNER = env.str("BOTS_RUNNER", "")
+BOTS_RUNNER = env.choice("BOTS_RUNNER", "", ("celery", "thread", "off"))
 BOTS_THREADS = env.int("BOTS_THREADS", 4, minimum=1)
 # After a secret rotation, calls carry the old secret's signature too for this long.
 BOTS_SECRET_GRACE_HOURS = env.int("BOTS_SECRET_GRACE_HOURS", 24, minimum=0)
@@ -510,16 +510,17 @@ if PRODUCTION:
     SECURE_HSTS_PRELOAD = HTTPS
     SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
 
+LOG_LEVEL = env.choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
         # Django's own console handler (DEBUG only) printed every message the root handler
         # prints too: through the root only, once.
-        "django": {"handlers": [], "propagate": True, "level": env.str("LOG_LEVEL", "INFO")},
+        "django": {"handlers": [], "propagate": True, "level": LOG_LEVEL},
         # A 4xx is the client's business, and the access log (runserver's, gunicorn's
         # --access-logfile) has a line for every request already; errors still log here.
         "django.request": {"level": "ERROR"},

@@ -57,6 +57,20 @@ def test_it_rejects_a_url_with_the_wrong_scheme() -> None:
         Env({"DATABASE_URL": "mysql://x/y"}).url("DATABASE_URL", ("postgres", "postgresql"))
 
 
+def test_it_takes_a_choice_in_any_case_and_refuses_anything_else() -> None:
+    assert Env({"BOTS_RUNNER": "Celery"}).choice("BOTS_RUNNER", "", ("celery", "off")) == "celery"
+    assert Env({}).choice("BOTS_RUNNER", "", ("celery", "off")) == ""
+    with pytest.raises(ImproperlyConfigured, match="BOTS_RUNNER='celry' is not one of celery, off"):
+        Env({"BOTS_RUNNER": "celry"}).choice("BOTS_RUNNER", "", ("celery", "off"))
+
+
+def test_a_misspelt_bot_runner_stops_start_up() -> None:
+    """Before: anything but celery or off ran the bots' turns in the web process, silently."""
+    result = manage("check", BOTS_RUNNER="celry")
+    assert result.returncode != 0
+    assert "BOTS_RUNNER='celry' is not one of celery, thread, off" in result.stderr
+
+
 def test_it_rejects_an_empty_list_item() -> None:
     with pytest.raises(ImproperlyConfigured, match="ALLOWED_HOSTS"):
         Env({"ALLOWED_HOSTS": "a.org,,b.org"}).list("ALLOWED_HOSTS")
