@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import venv
@@ -31,18 +32,42 @@ def ensure_installed(extras: str) -> None:
     """Create the virtual environment and install the project once per pyproject change."""
     if sys.version_info < (3, 11):  # noqa: UP036 - dev.py is what a too-old Python runs first
         sys.exit(f"Uno Arena needs Python 3.11 or newer; this is {sys.version.split()[0]}.")
-    if not PYTHON.exists():
-        print(f"Creating a virtual environment in {VENV}")
-        venv.create(VENV, with_pip=True)
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
     stamp = VENV / f".installed-{extras or 'base'}-{digest}"
-    if stamp.exists():
+    if stamp.exists() and PYTHON.exists():
         return
+    ensure_venv(VENV)
     target = f".[{extras}]" if extras else "."
     print(f"Installing {target} into {VENV}")
     run(PYTHON, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     run(PYTHON, "-m", "pip", "install", "--quiet", "-e", target)
     stamp.touch()
+
+
+def ensure_venv(folder: Path) -> None:
+    """A virtual environment in ``folder`` whose Python runs pip. One left half-made (its
+    Python in place, pip not: a first run interrupted, or Debian's Python without its venv
+    package) is made again instead of failing at every run after."""
+    python = folder / PYTHON.relative_to(VENV)
+    if python.exists() and _runs_pip(python):
+        return
+    if folder.exists():
+        print(f"Making the virtual environment in {folder} again: it has no pip")
+        shutil.rmtree(folder)
+    else:
+        print(f"Creating a virtual environment in {folder}")
+    try:
+        venv.create(folder, with_pip=True)
+    except (subprocess.CalledProcessError, OSError) as error:
+        shutil.rmtree(folder, ignore_errors=True)
+        sys.exit(f"Could not create a virtual environment with pip ({error}). On Debian or "
+                 "Ubuntu, install Python's venv module first (sudo apt install python3-venv), "
+                 "then run this again.")
+
+
+def _runs_pip(python: Path) -> bool:
+    return subprocess.run([str(python), "-m", "pip", "--version"], capture_output=True
+                          ).returncode == 0
 
 
 def run(*command: object, env: dict[str, str] | None = None) -> None:
