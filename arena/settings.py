@@ -506,8 +506,10 @@ if PRODUCTION:
     SESSION_COOKIE_SECURE = HTTPS
     CSRF_COOKIE_SECURE = HTTPS
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", 31_536_000 if HTTPS else 0, minimum=0)
-    SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
-    SECURE_HSTS_PRELOAD = HTTPS
+    # Both on by default, as check --deploy asks (W005, W021); a site whose parent domain
+    # serves plain-HTTP hosts turns them off.
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", HTTPS)
     SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
 
 LOG_LEVEL = env.choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
