@@ -405,6 +405,10 @@ STORAGES = {
 }
 
 # --- REST API -------------------------------------------------------------------------------
+# Whether anyone may create an account over the API (POST /api/accounts/); false: staff
+# create accounts in the admin (a private ladder).
+ACCOUNTS_SIGNUP_OPEN = env.bool("ACCOUNTS_SIGNUP_OPEN", True)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "core.authentication.TokenAuthentication",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import authenticate
 from django.http import Http404
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -37,6 +38,12 @@ from core.throttling import FailOpenScopedRateThrottle
 TAGS = ["accounts"]
 
 
+class SignupClosed(ApiError):
+    status_code = status.HTTP_403_FORBIDDEN
+    default_code = "signup_closed"
+    default_detail = "Sign-up is closed on this server: ask its staff for an account."
+
+
 class SignupApi(APIView):
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
@@ -47,7 +54,11 @@ class SignupApi(APIView):
         operation_id="accounts_create",
         tags=TAGS,
         summary="Sign up",
-        description="Create an account; then get a token from `POST /api/tokens/`.",
+        description=(
+            "Create an account; then get a token from `POST /api/tokens/`. A server whose "
+            "operator closed sign-up (`ACCOUNTS_SIGNUP_OPEN=false`) answers 403 "
+            "`signup_closed`: its staff create accounts in the admin."
+        ),
         request=SignupInput,
         parameters=[RETRY_AFTER],
         responses={
@@ -56,14 +67,17 @@ class SignupApi(APIView):
                 "The new account.",
                 examples=[OpenApiExample("New account", value=examples.USER)],
             ),
-            **error_responses(400, 429, raises=[
+            **error_responses(400, 403, 429, raises=[
                 ValidationError({"username": ["A user with that username already exists."]}),
+                SignupClosed(),
             ]),
         },
         auth=[],
         examples=[OpenApiExample("Sign up", value=examples.SIGNUP_REQUEST, request_only=True)],
     )
     def post(self, request: Request) -> Response:
+        if not settings.ACCOUNTS_SIGNUP_OPEN:
+            raise SignupClosed()
         body = SignupInput(data=request.data)
         body.is_valid(raise_exception=True)
         user = services.user_create(**body.validated_data)

@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 from knox.crypto import hash_token
 from knox.models import AuthToken
@@ -139,6 +140,19 @@ def test_a_username_that_normalises_to_a_taken_one_is_a_400(alice: Any) -> None:
         response = client.post("/api/accounts/", {"username": name, "password": "a long pass 42"})
         assert response.status_code == 400, (name, response.content)
         assert "username" in response.json()["fields"]
+
+
+def test_a_server_with_sign_up_closed_refuses_new_accounts_and_keeps_the_old(
+    alice: Any, settings: Any
+) -> None:
+    settings.ACCOUNTS_SIGNUP_OPEN = False
+    client = APIClient()
+    refused = client.post("/api/accounts/", {"username": "dora", "password": "a long pass 42"})
+    assert refused.status_code == 403
+    assert refused.json()["code"] == "signup_closed"
+    assert not get_user_model().objects.filter(username="dora").exists()
+    auth = {"username": "alice", "password": "alice-password-1"}
+    assert client.post("/api/tokens/", auth).status_code == 201  # accounts staff made still work
 
 
 def test_sign_up_is_rate_limited(monkeypatch: pytest.MonkeyPatch) -> None:
