@@ -143,11 +143,20 @@ def _refusal(request: HttpRequest, route: str) -> HttpResponse | None:
     if known is None:  # not an operation of the schema: the schema and docs pages
         return None
     unknown = sorted(set(request.GET) - known)
-    if not unknown:
-        return None
-    fields = {name: ["Unknown query parameter."] for name in unknown}
-    return JsonResponse({"code": "invalid", "detail": f"{unknown[0]}: Unknown query "
-                         "parameter.", "fields": fields}, status=400)
+    if unknown:
+        return _invalid_query(unknown, "Unknown query parameter.")
+    # None of the API's query parameters is a list: ``?since=0&since=9`` is ambiguous (Django
+    # keeps the last), so it is refused rather than guessed at.
+    repeated = sorted(name for name, values in request.GET.lists() if len(values) > 1)
+    if repeated:
+        return _invalid_query(repeated, "Given more than once; give it once.")
+    return None
+
+
+def _invalid_query(names: list[str], message: str) -> HttpResponse:
+    fields = {name: [message] for name in names}
+    return JsonResponse({"code": "invalid", "detail": f"{names[0]}: {message}",
+                         "fields": fields}, status=400)
 
 
 def _asks_api_with_query(request: HttpRequest) -> bool:

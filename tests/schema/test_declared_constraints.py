@@ -103,6 +103,19 @@ def test_the_query_parameters_the_schema_names_are_taken(alice_api: APIClient) -
     assert alice_api.get("/api/games/", {"page_size": "5", "status": "open"}).status_code == 200
 
 
+def test_a_query_parameter_given_twice_is_a_400_naming_it(
+    alice_api: APIClient, running_game: dict[str, Any]
+) -> None:
+    """``?since=0&since=1`` was taken as ``since=1`` (Django keeps the last value): none of the
+    API's query parameters is a list, so a second value is refused, not guessed at."""
+    events = f"/api/games/{running_game['id']}/events/"
+    refused = alice_api.get(f"{events}?since=0&since=1")
+    assert refused.status_code == 400
+    assert refused.json()["fields"] == {"since": ["Given more than once; give it once."]}
+    assert alice_api.get(f"{events}?since=0").status_code == 200
+    assert alice_api.get("/api/games/?page=1&page=2").status_code == 400
+
+
 def test_every_operation_declares_the_400_413_and_415_it_can_answer(
     alice_api: APIClient, running_game: dict[str, Any]
 ) -> None:
