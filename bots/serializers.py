@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from bots.models import Bot, BotCall, CallKind
@@ -77,6 +78,7 @@ class BotCreatedOut(BotOut):
         read_only_fields = fields
 
 
+@extend_schema_serializer(deprecate_fields=["previous_valid_until"])
 class SecretOut(serializers.Serializer):
     secret = serializers.CharField(help_text="The new signing secret: shown this once only.")
     previous_secret_until = serializers.DateTimeField(

@@ -84,6 +84,9 @@ def test_every_error_code_the_api_raises_is_listed_in_the_docs() -> None:
 
 
 # --- the minimal bot loop (httpx), run against answers scripted through httpx's MockTransport
+SETTINGS_LINE = 'TOKEN, GAME = os.environ["TOKEN"], int(os.environ["GAME"])'
+
+
 def long_poll_loop() -> str:
     block = section(API_DOC, "## A minimal bot loop")
     return block.split("```python", 1)[1].split("```", 1)[0]
@@ -112,7 +115,9 @@ def run_long_poll_loop(
     monkeypatch.setattr(httpx, "Client", lambda **kwargs: real_client(
         transport=httpx.MockTransport(handler), **kwargs))
     monkeypatch.setattr(time, "sleep", slept.append)
-    exec(compile(long_poll_loop(), "docs/api.md", "exec"), {"TOKEN": "uno_x", "GAME": 7})
+    monkeypatch.setenv("TOKEN", "uno_x")
+    monkeypatch.setenv("GAME", "7")
+    exec(compile(long_poll_loop(), "docs/api.md", "exec"), {})
     return sent, slept
 
 
@@ -177,11 +182,15 @@ def test_two_copies_of_the_documented_long_poll_loop_play_a_game_through(
     with live_server() as port:
         game = start_a_game(port, keys[0], keys[1])
         code = long_poll_loop().replace("http://127.0.0.1:8000", f"http://127.0.0.1:{port}")
+        assert SETTINGS_LINE in code
         failures: list[BaseException] = []
 
         def play(key: str) -> None:
             try:
-                exec(compile(code, "docs/api.md", "exec"), {"TOKEN": key, "GAME": game["id"]})
+                # Two players in one process: each copy gets its own instead of the
+                # environment's.
+                own = code.replace(SETTINGS_LINE, f"TOKEN, GAME = {key!r}, {game['id']}")
+                exec(compile(own, "docs/api.md", "exec"), {})
             except BaseException as exc:  # shown below, SystemExit included
                 failures.append(exc)
 
