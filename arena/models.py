@@ -91,11 +91,17 @@ class Tournament(models.Model):
 
     @property
     def games_dropped(self) -> int:
-        """Games a cancel left unplayed (the games in play when it came still finish and
-        count); 0 unless cancelled."""
+        """Games a cancel left unplayed; 0 unless cancelled. The games in play when it came
+        still finish and count: until the tournament is finalized, those its running matches
+        hold (``Match.live``) are not dropped (counted as dropped, the figure shrank as they
+        were recorded)."""
         if self.status != TournamentStatus.CANCELLED:
             return 0
-        return max(self.games_total - self.games_done, 0)
+        in_play = 0
+        if self.finalized_at is None:
+            in_play = sum(len(live) for live in self.matches.filter(
+                status=MatchStatus.RUNNING).values_list("live", flat=True))
+        return max(self.games_total - self.games_done - in_play, 0)
 
 
 class Entrant(models.Model):

@@ -46,16 +46,24 @@ def games_in_flight() -> set[int]:
 
 def replay_held(game: Game) -> bool:
     """Whether ``game``'s replay stays closed for now (``games.hooks``' replay hold): a
-    tournament's game until the tournament has ended, as its deal may still be played (every
-    seating of a duplicate deal has the same seed). A game cut off by its worker's end
-    (``interrupted``: ``services.live_settle``) was dealt again from its seed, and nothing here
-    says which tournament it was for: it stays closed (staff see it in the admin)."""
+    tournament's game until the tournament is finalized, as its deal may still be played
+    (every seating of a duplicate deal has the same seed). Not merely until it ends: a
+    cancelled tournament's running matches finish the games they are playing, and it is
+    finalized once they have. A game that ended but is not recorded yet (its match records
+    the games that end together, within a second) is found on its running match (``live``).
+    A game cut off by its worker's end (``interrupted``: ``services.live_settle``) was dealt
+    again from its seed, and nothing here says which tournament it was for: it stays closed
+    (staff see it in the admin)."""
     if game.end_reason == "interrupted":
         return True
-    status = TournamentGame.objects.filter(game_id=game.pk).values_list(
-        "tournament__status", flat=True).first()
-    return status is not None and status not in (TournamentStatus.FINISHED,
-                                                 TournamentStatus.CANCELLED)
+    recorded = TournamentGame.objects.filter(game_id=game.pk).values_list(
+        "tournament__finalized_at", flat=True)
+    for finalized_at in recorded[:1]:
+        return finalized_at is None
+    # Not a tournament's recorded game: one still live on a running match (a few rows: one
+    # a worker plays), or none of a tournament's.
+    return any(game.pk in live.values() for live in Match.objects.filter(
+        status=MatchStatus.RUNNING).values_list("live", flat=True))
 
 
 def tournament_progress(*, tournament: Tournament) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from arena import selectors, services
+from arena import records, selectors, services
 from arena.models import (
     Match,
     MatchStatus,
@@ -115,6 +115,48 @@ def test_a_running_tournaments_replays_are_held_from_everyone_until_it_ends(
         services.tournament_run_foreground(tournament_id=tournament.pk)
     for one in played:
         assert client_for(charlie).get(f"/api/games/{one.game_id}/replay/").status_code == 200
+
+
+def test_a_cancelled_tournaments_replays_stay_held_until_its_running_matches_end(
+    alice: Any, charlie: Any
+) -> None:
+    """A cancel lets a running match finish the games it is playing: their twins' replays
+    (same seed) opened at the cancel while those games were still in play (an organiser's
+    review), and so did a game that had ended but was not yet recorded by its match."""
+    from bots import runner as bot_runner
+
+    def replay_status(game_id: int, persona: Any = charlie) -> int:
+        return client_for(persona).get(f"/api/games/{game_id}/replay/").status_code
+
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=2, duplicate_deals=True)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        first, second = Match.objects.filter(tournament=tournament).order_by("number")[:2]
+        assert services.match_play(match_id=first.pk)
+        recorded = list(TournamentGame.objects.filter(tournament=tournament))
+        token = services.match_claim(match_id=second.pk)  # a worker plays the second match
+        assert token is not None
+        item = second.plan[0]
+        [(in_play, _)] = services.games_begin(match_id=second.pk, token=token, items=[item])
+        ended = bot_runner.play_game(in_play.pk)
+        assert ended.is_over  # ended, not yet recorded by its match
+
+        services.tournament_cancel(tournament_id=tournament.pk, user=alice)
+        cancelled = Tournament.objects.get(pk=tournament.pk)
+        assert cancelled.finalized_at is None
+        # The game in play finishes and counts: not dropped, then or later.
+        dropped = cancelled.games_total - cancelled.games_done - 1
+        assert cancelled.games_dropped == dropped
+        assert [replay_status(one.game_id) for one in recorded] == [409] * len(recorded)
+        assert replay_status(ended.pk, alice) == 409  # its bots' owner
+
+        records.games_record(match_id=second.pk, token=token,
+                             finished=[(item["number"], ended.pk)])
+        assert services.match_end(match_id=second.pk, token=token, cancelled=True)
+        assert services.tournament_finalize(tournament_id=tournament.pk)
+        assert Tournament.objects.get(pk=tournament.pk).games_dropped == dropped
+    for game_id in [one.game_id for one in recorded] + [ended.pk]:
+        assert replay_status(game_id) == 200
 
 
 def test_a_tournaments_end_notices_carry_no_replay(alice: Any) -> None:
