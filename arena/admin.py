@@ -406,9 +406,12 @@ class TournamentAdmin(ReadOnly, admin.ModelAdmin):
         try:
             getattr(services, service)(tournament_id=tournament.pk, user=request.user)
         except APIException as error:  # the service's refusal (wrong state, no entrants...)
-            self.message_user(request, f"{tournament.name}: {_reason(error)}", messages.ERROR)
+            # Named after a word of ours: the admin shows a message with its first letter
+            # capitalised, which changed the tournament's own name ("race" as "Race").
+            self.message_user(request, f"Tournament {tournament.name}: {_reason(error)}",
+                              messages.ERROR)
             return False
-        self.message_user(request, f"{done} {tournament.name}.", messages.SUCCESS)
+        self.message_user(request, f"{done} tournament {tournament.name}.", messages.SUCCESS)
         return True
 
     def get_urls(self) -> list[URLPattern]:

@@ -76,7 +76,7 @@ _OVER = TournamentError("The tournament is already over.")
 _NOT_DRAFT_SETTINGS = TournamentError("The tournament has started: only a draft's settings "
                                       "can change.")
 _NOT_DRAFT = TournamentError("The tournament has started: only a draft can be deleted (cancel "
-                             "it instead).")
+                             "it instead); a tournament that has started keeps its record.")
 
 
 def _example(name: str, value: Any, description: str = "") -> OpenApiExample:

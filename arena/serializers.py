@@ -28,8 +28,8 @@ from games.uno.errors import UnoError
 class TournamentCreateInput(StrictInput):
     name = StrictCharField(max_length=100, help_text="Shown in lists and the admin.")
     options = OptionsField(required=False, default=dict, help_text="Engine rule options, "
-                           "as for a game (checked by the rules engine); `players` is the "
-                           "table size.")
+                           "as for a game (checked by the rules engine). The number of "
+                           "players is `table_size`: leave `players` out, or give the same.")
     table_size = StrictIntegerField(min_value=2, max_value=10, default=2,
                                     help_text="Bots per game (2-10).")
     games_per_pairing = StrictIntegerField(

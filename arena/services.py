@@ -337,9 +337,10 @@ def tournament_delete(*, tournament_id: int, user: AbstractBaseUser) -> None:
     tournament = _locked(tournament_id)
     _may_run(tournament, user)
     if tournament.status != TournamentStatus.DRAFT:
+        instead = " (cancel it instead)" if tournament.status == TournamentStatus.RUNNING else ""
         raise TournamentError(
-            f"The tournament {_past_its_draft(tournament)}: only a draft can be deleted "
-            "(cancel it instead).")
+            f"The tournament {_past_its_draft(tournament)}: only a draft can be deleted"
+            f"{instead}; a tournament that has started keeps its record.")
     tournament.delete()
 
 

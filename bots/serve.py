@@ -175,7 +175,7 @@ def serve_in_thread(
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
-        prog="python -m bots.serve", description=__doc__.split("\n")[0]
+        prog="python -m bots.serve", description=__doc__.split("\n\n")[0].replace("\n", " ")
     )
     parser.add_argument(
         "--strategy", default="greedy", help="random, greedy or heuristic; or your own, "

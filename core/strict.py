@@ -150,7 +150,7 @@ class StrictPageNumberPagination(PageNumberPagination):
             return 1
         raw = request.query_params[name]
         if not re.fullmatch(r"[1-9][0-9]{0,8}", raw):
-            raise ValidationError({name: ["Must be an integer 1 or more."]})
+            raise ValidationError({name: ["Must be an integer from 1 to 999999999."]})
         return raw
 
     def get_paginated_response_schema(self, schema: Any) -> dict[str, Any]:

@@ -283,11 +283,13 @@ def test_staff_start_a_draft_tournament_with_the_changelist_action(
     staff: Client, world: World, alice: Any
 ) -> None:
     draft = _draft(world, alice, "heuristic", "greedy")
+    draft.name = "draft cup"  # as its owner spelt it: not capitalised by the admin's message
+    draft.save(update_fields=["name"])
     page = staff.get(f"/admin/arena/tournament/{draft.pk}/change/").content.decode()
     assert 'id="tournament-start"' in page
     response = staff.post("/admin/arena/tournament/", {
         "action": "start_tournaments", "_selected_action": [str(draft.pk)]}, follow=True)
-    assert "Started Draft cup." in response.content.decode()
+    assert "Started tournament draft cup." in response.content.decode()
     draft.refresh_from_db()
     assert draft.status == TournamentStatus.RUNNING
     assert draft.matches.count() == 1 and draft.games_total == draft.games_per_pairing
