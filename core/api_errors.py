@@ -278,8 +278,15 @@ def error_responses(
 
 
 # --- outside DRF's views ------------------------------------------------------------------------
+def json_answer(body: Any, status: int = 200) -> JsonResponse:
+    """JSON written as DRF's renderer writes the API's other answers (compact, UTF-8 as is),
+    for the few answers made outside DRF's views: one style for a client's every error."""
+    return JsonResponse(body, status=status, safe=isinstance(body, dict),
+                        json_dumps_params={"separators": (",", ":"), "ensure_ascii": False})
+
+
 def error_json(status_code: int, code: str, detail: str) -> JsonResponse:
-    return JsonResponse({"code": code, "detail": detail}, status=status_code)
+    return json_answer({"code": code, "detail": detail}, status_code)
 
 
 @csrf_exempt
@@ -296,7 +303,7 @@ def api_index(request: HttpRequest) -> JsonResponse:
         response = error_json(405, "method_not_allowed", f'Method "{request.method}" not allowed.')
         response["Allow"] = "GET, HEAD"
         return response
-    return JsonResponse({
+    return json_answer({
         "schema": reverse("schema"),
         "docs": reverse("swagger-ui"),
         "redoc": reverse("redoc"),

@@ -14,12 +14,14 @@ import threading
 from typing import Any
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.views import SpectacularAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+from core.api_errors import json_answer
 
 _lock = threading.Lock()
 _generated: dict[str, Any] = {}
@@ -155,8 +157,8 @@ def _refusal(request: HttpRequest, route: str) -> HttpResponse | None:
 
 def _invalid_query(names: list[str], message: str) -> HttpResponse:
     fields = {name: [message] for name in names}
-    return JsonResponse({"code": "invalid", "detail": f"{names[0]}: {message}",
-                         "fields": fields}, status=400)
+    return json_answer({"code": "invalid", "detail": f"{names[0]}: {message}",
+                        "fields": fields}, 400)
 
 
 def _asks_api_with_query(request: HttpRequest) -> bool:

@@ -22,14 +22,21 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
-from core.api_errors import RETRY_AFTER, database_error, error_body, error_json, error_responses
+from core.api_errors import (
+    RETRY_AFTER,
+    database_error,
+    error_body,
+    error_json,
+    error_responses,
+    json_answer,
+)
 from games import clock, listen, rows, stream, waiting
 from games.models import GameStatus
 from games.notify import Change
@@ -270,7 +277,7 @@ def _authenticate(request: HttpRequest) -> Any:
 
 def _error(exc: exceptions.APIException) -> HttpResponse:
     body = error_body(exc)  # the API's error body, ``fields`` and all
-    response = JsonResponse(body, status=exc.status_code)
+    response = json_answer(body, exc.status_code)
     if isinstance(exc, exceptions.Throttled):
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     elif getattr(exc, "wait", None) is not None:  # the database busy or out of reach

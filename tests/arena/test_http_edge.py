@@ -113,3 +113,22 @@ def test_a_fresh_web_process_lists_the_apis_query_parameters_before_its_first_re
     done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2],
                           capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.strip().splitlines()[-1] == "True", done.stderr
+
+
+@pytest.mark.django_db
+def test_every_error_body_is_written_in_one_json_style(client: Any) -> None:
+    """Answers made outside DRF's views (an unknown endpoint, an unknown query parameter, a
+    wrong method on /api/) were written with spaces after every comma and colon, the rest
+    compact: one style, as DRF writes it, whoever answers."""
+    import json
+
+    answers = [
+        client.get("/api/no-such-thing/"),
+        client.get("/api/games/?wiat=25", HTTP_AUTHORIZATION="Token nope"),
+        client.post("/api/"),
+        client.get("/api/games/"),  # DRF's own: 401
+    ]
+    for answer in answers:
+        body = json.loads(answer.content)
+        assert answer.content == json.dumps(body, separators=(",", ":"),
+                                            ensure_ascii=False).encode(), answer.content
