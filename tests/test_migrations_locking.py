@@ -18,17 +18,34 @@ def _migrations() -> list[migrations.Migration]:
     return [m for (app, _), m in sorted(loader.disk_migrations.items()) if app in APPS]
 
 
+# Written in the project's first days, before anyone ran a ladder on it: from a deployment that
+# predates it, the upgrade holds games_seat's write lock while it adds the bot seats' column,
+# their foreign key and index, and checks every seat (docs/reliability.md says so).
+LOCKS_KNOWN = {"games.0007_seat_bot"}
+
+
+def _locking(migration: migrations.Migration) -> list[str]:
+    """The operations of ``migration`` that build an index, or check every row, of a table
+    that already exists, holding its write lock meanwhile."""
+    created = {op.name.lower() for op in migration.operations
+               if isinstance(op, migrations.CreateModel)}
+    found = []
+    for op in migration.operations:
+        if getattr(op, "model_name", "").lower() in created:
+            continue  # the table is new: empty
+        if isinstance(op, migrations.AddIndex) and not isinstance(op, AddIndexWithoutLocking):
+            found.append(f"index {op.index.name}")
+        elif isinstance(op, migrations.AddConstraint):
+            found.append(f"constraint {op.constraint.name}")
+        elif isinstance(op, migrations.AddField) and (
+                op.field.db_index or op.field.unique or op.field.is_relation):
+            found.append(f"field {op.name} (its index, or its foreign key checked)")
+    return found
+
+
 def test_every_index_added_to_an_existing_table_is_built_without_locking_it() -> None:
-    locking = []
-    for migration in _migrations():
-        created = {op.name.lower() for op in migration.operations
-                   if isinstance(op, migrations.CreateModel)}
-        for op in migration.operations:
-            if (isinstance(op, migrations.AddIndex)
-                    and not isinstance(op, AddIndexWithoutLocking)
-                    and op.model_name.lower() not in created):
-                locking.append(f"{migration.app_label}.{migration.name}: {op.index.name}")
-    assert locking == []
+    locking = {f"{m.app_label}.{m.name}": _locking(m) for m in _migrations()}
+    assert {name for name, found in locking.items() if found} == LOCKS_KNOWN, locking
 
 
 def test_a_migration_that_builds_an_index_concurrently_runs_outside_a_transaction() -> None:
