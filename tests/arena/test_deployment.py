@@ -22,7 +22,9 @@ def compose() -> dict[str, Any]:
 
 def interpolate(value: str, env: dict[str, str] | None = None) -> str:
     """What docker compose makes of ``value`` given the variables ``env`` (.env and the shell):
-    ``${NAME}``, ``${NAME:-default}`` (nested too) and ``${NAME:?error}``."""
+    ``${NAME}``, ``${NAME:-default}`` (nested too) and ``${NAME:?error}``; ``$$`` is a ``$``."""
+    if "$$" in value:
+        return "$".join(interpolate(part, env) for part in value.split("$$"))
     env = env or {}
     out, i = "", 0
     while (start := value.find("${", i)) >= 0:
@@ -80,7 +82,7 @@ def test_one_beat_process_sends_the_periodic_turn_clock_sweep() -> None:
 
 def test_migrations_run_before_web_and_worker_start() -> None:
     services = compose()["services"]
-    assert "migrate" in " ".join(services["migrate"]["command"])
+    assert "manage.py migrate --no-input" in " ".join(services["migrate"]["command"])
     for name in ("web", "worker", "matches", "beat"):
         assert services[name]["depends_on"]["migrate"]["condition"] == (
             "service_completed_successfully"
@@ -343,3 +345,31 @@ def test_the_proxy_trusts_a_forwarded_proto_only_behind_a_tls_proxy_of_ones_own(
     template = proxy_template()
     assert "$http_x_forwarded_proto;" not in template
     assert template.count("proxy_set_header X-Forwarded-Proto $arena_forwarded_proto;") == 2
+
+
+@pytest.mark.parametrize(("failures", "exit_code", "runs"), [(0, 0, 1), (2, 0, 3), (9, 1, 5)])
+def test_a_failed_migrate_is_tried_again_a_few_times_then_given_up(
+    tmp_path: Path, failures: int, exit_code: int, runs: int
+) -> None:
+    """A migration that waited out the lock timeout behind the old web's transactions during
+    an upgrade left the whole stack down (everything waits for ``migrate``) until someone ran
+    it again: it is tried five times, 15 s apart. Run as compose runs it, with stand-ins for
+    ``python`` (failing ``failures`` times) and ``sleep``."""
+    import os
+    import stat
+    import subprocess
+
+    count = tmp_path / "runs"
+    count.write_text("0")
+    stubs = {
+        "python": f"n=$(( $(cat {count}) + 1 )); echo $n > {count}; [ $n -gt {failures} ]",
+        "sleep": "exit 0",
+    }
+    for name, body in stubs.items():
+        stub = tmp_path / name
+        stub.write_text(f"#!/bin/sh\n{body}\n")
+        stub.chmod(stub.stat().st_mode | stat.S_IEXEC)
+    path = f"{tmp_path}:/usr/bin:/bin"  # the stand-ins first
+    done = subprocess.run(command("migrate"), env={**os.environ, "PATH": path},
+                          capture_output=True, text=True, timeout=30)
+    assert (done.returncode, int(count.read_text())) == (exit_code, runs), done.stdout
