@@ -30,8 +30,9 @@ class Command(BaseCommand):
         parser.add_argument("--no-starter", action="store_true",
                             help="Leave the starter bot (a subprocess) out.")
         parser.add_argument("--seed", type=int, default=None)
-        parser.add_argument("--admin-url", default="http://127.0.0.1:8000/admin/",
-                            help="Where the summary says to browse the results.")
+        parser.add_argument("--admin-url", default=None,
+                            help="Where the summary says to browse the results (the admin of "
+                            "the server that will serve them; dev.py run passes its own).")
 
     def handle(self, *args: Any, **options: Any) -> None:
         from django.conf import settings
@@ -61,8 +62,11 @@ class Command(BaseCommand):
             tournament = run_in_foreground(tournament, self.stdout)
         self.stdout.write(final_table(tournament))
         self.stdout.write(leaderboard_table(tournament.rule_set))
-        admin = options["admin_url"].rstrip("/")
+        what = f"(leaderboard, tournament {tournament.pk}, each game's move log)"
+        if options["admin_url"]:
+            where = f"Browse the results in the admin: {options['admin_url'].rstrip('/')}/arena/"
+        else:  # run on its own: no server is known to serve them yet
+            where = ("Serve the site (python3 dev.py run --no-demo, or manage.py arena_main) "
+                     "and browse the results in its admin, under /admin/arena/")
         self.stdout.write(self.style.SUCCESS(
-            f"Demo done in {time.monotonic() - began:.0f} s. Browse the results in the admin: "
-            f"{admin}/arena/ (leaderboard, tournament {tournament.pk}, each game's move log)."
-        ))
+            f"Demo done in {time.monotonic() - began:.0f} s. {where} {what}."))
