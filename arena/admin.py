@@ -116,6 +116,9 @@ class LeaderboardAdmin(ReadOnly, admin.ModelAdmin):
     list_select_related = ("bot", "bot__owner")
     ordering = ("-elo", "id")
     list_per_page = 50
+    # "9 results (25 total)" counted every ladder's ratings beside one ladder's: not a figure
+    # of this page (and a count of the whole table a page).
+    show_full_result_count = False
 
     class Media:
         css = {"all": ("arena/admin.css",)}
