@@ -51,7 +51,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework.utils.encoders import JSONEncoder
 
-from games import clock, rows, selectors, services
+from games import clock, rows, selectors, services, steps
 from games.models import EventKind, Game, GameStatus
 from games.notify import Change
 
@@ -129,6 +129,9 @@ class StreamState:
     # after the read that found the end); followed again, the game would count as new and
     # send every row of it a second time.
     over: dict[int, None] = field(default_factory=dict)
+    # Games whose overdue clock this read has just tried to settle (``settle_clocks``): their
+    # turn goes out as read, whatever the clock says now.
+    clock_tried: set[int] = field(default_factory=set)
 
     def follow(self, game_id: int, seat: int) -> None:
         if game_id not in self.games and game_id not in self.over:
@@ -329,8 +332,15 @@ def settle_clocks(state: StreamState) -> list[dict[str, Any]]:
     overdue = {g for g, f in state.games.items() if f.deadline is not None and f.deadline <= now}
     for game_id in overdue:
         services.turn_clock_enforce(game_id=game_id)
-        state.games[game_id].deadline = None  # read again below
-    return read(state, overdue)
+        # Read again below, afresh: the clock's move is not heard yet, and the version last
+        # heard of would read the game as it stood before it (a row this process holds).
+        state.games[game_id].deadline = None
+        state.games[game_id].heard_version = -1
+    state.clock_tried = overdue
+    try:
+        return read(state, overdue)
+    finally:
+        state.clock_tried = set()
 
 
 def _order(row: rows.StreamRow) -> tuple[int, int]:
@@ -393,6 +403,10 @@ def _turns(
         if game.status != GameStatus.RUNNING or game.awaiting != index:
             continue
         if game.version <= followed.turn_version:
+            continue
+        if game.pk not in state.clock_tried and steps.turn_clock_overdue(game):
+            # Its time ran out: a move now would meet the clock's first (409). The stream
+            # plays the clock at its deadline (``settle_clocks``) and sends the turn after.
             continue
         followed.turn_version = game.version
         body = {

@@ -449,3 +449,28 @@ def test_a_game_started_between_a_fresh_streams_two_first_reads_gets_its_start_a
     awaited = [event for event in first if event["type"] == "turn"]
     assert len(awaited) == (1 if started.awaiting == 1 else 0)
     assert not state.held
+
+
+def test_a_stream_opened_after_a_turn_ran_out_sends_the_strike_then_the_turn_not_the_stale_one(
+    alice, bob
+):
+    """A bot writer's review: resumed after its clock ran out, a stream sent that turn, then
+    played the clock (a strike) and sent the next; a move for the first was bound to be a 409.
+    Now the clock is played first."""
+    import time
+
+    with asgi_server({"STREAM_HEARTBEAT_SECONDS": "1"}) as port:
+        keys = {"alice": key_of(alice), "bob": key_of(bob)}
+        status, game, _ = call(port, "POST", "/api/games/", key=keys["alice"], body={
+            "seats": 2, "turn_seconds": 1, "max_strikes": 3, "options": {"single_hand": True}})
+        assert status == 201
+        call(port, "POST", f"/api/games/{game['id']}/join/", key=keys["bob"])
+        call(port, "POST", f"/api/games/{game['id']}/start/", key=keys["alice"])
+        view = call(port, "GET", f"/api/games/{game['id']}/view/", key=keys["alice"])[1]
+        awaited = ("alice", "bob")[view["view"]["awaiting"]]
+        time.sleep(1.5)  # past the deadline; nothing reads the game meanwhile
+        with open_stream(port, keys[awaited]) as stream:
+            turn = stream.until(lambda e: e["type"] == "turn")
+        kinds = [event["type"] for event in stream.seen]
+        assert "strike" in kinds[:kinds.index("turn")], kinds
+        assert turn["version"] > view["version"], stream.seen
