@@ -56,14 +56,16 @@ def replay_held(game: Game) -> bool:
     (staff see it in the admin)."""
     if game.end_reason == "interrupted":
         return True
+    # Live on a running match first (a few rows: the matches workers play), then recorded:
+    # a game's record and its leaving ``live`` commit together, so a game not found live is
+    # found recorded if it is a tournament's at all. (In the other order, a record committed
+    # between the two reads left it in neither.)
+    if any(game.pk in live.values() for live in Match.objects.filter(
+            status=MatchStatus.RUNNING).values_list("live", flat=True)):
+        return True
     recorded = TournamentGame.objects.filter(game_id=game.pk).values_list(
         "tournament__finalized_at", flat=True)
-    for finalized_at in recorded[:1]:
-        return finalized_at is None
-    # Not a tournament's recorded game: one still live on a running match (a few rows: one
-    # a worker plays), or none of a tournament's.
-    return any(game.pk in live.values() for live in Match.objects.filter(
-        status=MatchStatus.RUNNING).values_list("live", flat=True))
+    return any(finalized_at is None for finalized_at in recorded[:1])
 
 
 def tournament_progress(*, tournament: Tournament) -> dict[str, Any]:
