@@ -338,9 +338,16 @@ def settle_clocks(state: StreamState) -> list[dict[str, Any]]:
         state.games[game_id].heard_version = -1
     state.clock_tried = overdue
     try:
-        return read(state, overdue)
+        events = read(state, overdue)
     finally:
         state.clock_tried = set()
+    for game_id in overdue & set(state.games):
+        followed = state.games[game_id]
+        if followed.deadline is not None and followed.deadline <= now:
+            # Not played here (a driver holds the game): its next change brings it back,
+            # rather than this stream reading it again and again meanwhile.
+            followed.deadline = None
+    return events
 
 
 def _order(row: rows.StreamRow) -> tuple[int, int]:

@@ -434,13 +434,16 @@ async def _events(user_id: int, since: stream.Cursor | None, sse: bool) -> Async
             changed: set[int] | None = set()
             heard: dict[int, Change] = {}
             rows_too = False
-            if not arrived and deadline is not None and deadline <= clock.now():
+            if deadline is not None and deadline <= clock.now():
+                # Also when changes arrived: a busy stream (many games) always has some, and
+                # a turn whose time ran out is sent only after its clock is played.
                 events = await _db(stream.settle_clocks)(state)
                 recheck.after(state, loop.time(), looked=True)
                 if events:
                     quiet = 0.0
                     yield b"".join(encode(event) for event in events)
-                continue
+                if not arrived:
+                    continue
             if arrived:
                 items, everything = listener.take()
                 if everything:
