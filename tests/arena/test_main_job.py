@@ -151,16 +151,19 @@ def test_served_to_the_network_it_answers_requests_by_this_machines_address(
 ) -> None:
     """``dev.py run --addr 0.0.0.0:8000`` is "for your whole network": a request from another
     machine names this one by its address, which the default ALLOWED_HOSTS refused (400)."""
-    from arena.management.commands.arena_main import allow_network_hosts
+    from arena.management.commands import arena_main
 
+    settings.ALLOWED_HOSTS = list(settings.ALLOWED_HOSTS)  # put back after the test
     monkeypatch.delenv("ALLOWED_HOSTS", raising=False)
-    assert allow_network_hosts("127.0.0.1:8000") == []
-    added = allow_network_hosts("0.0.0.0:8000")
-    addresses = [h for h in added if h[0].isdigit() or h.startswith("[")]
-    assert addresses, added
-    for host in addresses:
+    assert socket.gethostname() in arena_main._this_machine()
+    machine = ["arena-box", "arena-box.local", "10.1.2.3", "[fd00::9]"]
+    monkeypatch.setattr(arena_main, "_this_machine", lambda: machine)
+    assert arena_main.allow_network_hosts("127.0.0.1:8000") == []
+    assert arena_main.allow_network_hosts("0.0.0.0:8000") == machine
+    for host in machine:
         assert client.get("/healthz/", HTTP_HOST=f"{host}:8000").status_code == 200
     assert client.get("/healthz/", HTTP_HOST="rebound.example:8000").status_code == 400
+    assert arena_main.browsable("0.0.0.0:8000") == "127.0.0.1:8000"
 
 
 def test_served_to_the_network_it_keeps_the_allowed_hosts_it_was_given(
@@ -172,3 +175,5 @@ def test_served_to_the_network_it_keeps_the_allowed_hosts_it_was_given(
     settings.ALLOWED_HOSTS = ["arena.lan"]
     assert allow_network_hosts("0.0.0.0:8000") == []
     assert settings.ALLOWED_HOSTS == ["arena.lan"]
+    monkeypatch.setenv("ALLOWED_HOSTS", " ")  # empty, as the settings read it: not given
+    assert allow_network_hosts("0.0.0.0:8000") != []

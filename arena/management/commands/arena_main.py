@@ -48,7 +48,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         addr = options["addr"]
         self.stdout.write(
-            f"Uno Arena on http://{addr}/  (API docs: /api/docs/, admin: /admin/). Ctrl-C stops."
+            f"Uno Arena on http://{browsable(addr)}/  (API docs: /api/docs/, admin: /admin/). "
+            "Ctrl-C stops."
         )
         added = allow_network_hosts(addr)
         if added:
@@ -56,6 +57,10 @@ class Command(BaseCommand):
                 "Serving every network interface: answering as " + ", ".join(added)
                 + " too (ALLOWED_HOSTS=... names others)."
             )
+            if settings.DEBUG:
+                self.stdout.write(self.style.WARNING(
+                    "DEBUG is on (the embedded default): an error page shows its traceback "
+                    "to anyone on the network. Set DEBUG=false to hide them."))
         if settings.CELERY_TASK_ALWAYS_EAGER:  # no broker, so no beat: this process sweeps
             start_sweeping()
         call_command(NoDelayRunserver(), addr, use_reloader=False)
@@ -67,12 +72,24 @@ def allow_network_hosts(addr: str) -> list[str]:
     network it is served to are answered (the default names only 127.0.0.1 and localhost,
     and Django refused every other Host with a 400). Not ``*``: a page that rebinds a name of
     its own to this machine is still refused. Returns what it added."""
-    host = addr.rsplit(":", 1)[0] if ":" in addr else addr
-    if host.strip("[]") not in {"0.0.0.0", "::", ""} or "ALLOWED_HOSTS" in os.environ:
+    if not _every_interface(addr) or os.environ.get("ALLOWED_HOSTS", "").strip():
         return []
     added = [h for h in _this_machine() if h not in settings.ALLOWED_HOSTS]
     settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, *added]
     return added
+
+
+def _every_interface(addr: str) -> bool:
+    host = addr.rsplit(":", 1)[0] if ":" in addr else addr
+    return host.strip("[]") in {"0.0.0.0", "::", ""}
+
+
+def browsable(addr: str) -> str:
+    """``addr`` as a browser on this machine reaches it: 0.0.0.0 is no address to ask."""
+    if not _every_interface(addr):
+        return addr
+    port = addr.rsplit(":", 1)[1] if ":" in addr else "8000"
+    return f"127.0.0.1:{port}"
 
 
 def _this_machine() -> list[str]:
@@ -81,7 +98,7 @@ def _this_machine() -> list[str]:
     name = socket.gethostname()
     found = [name, f"{name}.local", socket.getfqdn()]
     with contextlib.suppress(OSError):
-        found += [info[4][0] for info in socket.getaddrinfo(name, None)]
+        found += [str(info[4][0]) for info in socket.getaddrinfo(name, None)]
     for family, probe in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
         with contextlib.suppress(OSError), socket.socket(family, socket.SOCK_DGRAM) as sock:
             sock.connect((probe, 9))  # UDP: no packet is sent; the kernel picks the route
