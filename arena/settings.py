@@ -516,7 +516,9 @@ if PRODUCTION:
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", HTTPS)
     SECURE_REDIRECT_EXEMPT = [r"^healthz/$"]
 
-LOG_LEVEL = env.choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"))
+# The names Python's logging takes (WARN and FATAL too, its aliases).
+LOG_LEVEL = env.choice("LOG_LEVEL", "INFO", ("NOTSET", "DEBUG", "INFO", "WARNING", "WARN",
+                                             "ERROR", "CRITICAL", "FATAL"))
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

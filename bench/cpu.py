@@ -74,9 +74,9 @@ class Usage:
 
 
 class Sampler:
-    """``with Sampler() as cpu: ...`` then ``cpu.usage``. Processes that start and end inside
-    the run (a worker's pool child) count only while alive at the second snapshot, so keep the
-    processes running across it."""
+    """``with Sampler() as cpu: ...`` then ``cpu.usage``. A process that ends inside the run
+    counts through its parent (``_process_seconds``: the children it reaped), of the parent's
+    kind: a PostgreSQL backend through the postmaster, a pool child through its worker."""
 
     def __enter__(self) -> Sampler:
         self._before = snapshot()

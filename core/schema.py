@@ -98,7 +98,7 @@ def every_operation_refuses_bad_input(result: dict[str, Any], **kwargs: Any) -> 
             responses = operation.setdefault("responses", {})
             responses.setdefault("400", {
                 "description": "A query parameter the operation does not take (named in "
-                "`fields`), or one given empty.",
+                "`fields`), one given twice, or one given empty.",
                 "content": _ERROR,
             })
             # Also where no body is declared: an action with nothing to send (start, cancel,

@@ -13,9 +13,19 @@ from core.migrations import AddIndexWithoutLocking
 APPS = ("games", "bots", "arena")
 
 
+def _loader() -> MigrationLoader:
+    return MigrationLoader(None, ignore_no_migrations=True)  # the files, not the database
+
+
 def _migrations() -> list[migrations.Migration]:
-    loader = MigrationLoader(None, ignore_no_migrations=True)  # the files, not the database
-    return [m for (app, _), m in sorted(loader.disk_migrations.items()) if app in APPS]
+    return [m for (app, _), m in sorted(_loader().disk_migrations.items()) if app in APPS]
+
+
+def _gains_an_index(migration: migrations.Migration, op: migrations.AlterField) -> bool:
+    """Whether the altered field is indexed (or unique) where it was not before."""
+    before = _loader().project_state((migration.app_label, migration.name), at_end=False)
+    old = before.models[migration.app_label, op.model_name_lower].fields[op.name]
+    return bool((op.field.db_index and not old.db_index) or (op.field.unique and not old.unique))
 
 
 # Written in the project's first days, before anyone ran a ladder on it: from a deployment that
@@ -40,7 +50,18 @@ def _locking(migration: migrations.Migration) -> list[str]:
         elif isinstance(op, migrations.AddField) and (
                 op.field.db_index or op.field.unique or op.field.is_relation):
             found.append(f"field {op.name} (its index, or its foreign key checked)")
+        elif isinstance(op, migrations.AlterField) and _gains_an_index(migration, op):
+            found.append(f"field {op.name} (the index it gains)")
+        elif isinstance(op, migrations.AlterUniqueTogether | migrations.AlterIndexTogether):
+            found.append(f"{op.option_name} of {op.name}")
+        elif isinstance(op, migrations.RunSQL) and _builds_an_index(op.sql):
+            found.append("an index in SQL of its own")
     return found
+
+
+def _builds_an_index(sql: object) -> bool:
+    text = " ".join(sql if isinstance(sql, list | tuple) else [sql]).upper()
+    return "CREATE" in text and "INDEX" in text and "CONCURRENTLY" not in text
 
 
 def test_every_index_added_to_an_existing_table_is_built_without_locking_it() -> None:
