@@ -60,8 +60,7 @@ def replay_held(game: Game) -> bool:
     # a game's record and its leaving ``live`` commit together, so a game not found live is
     # found recorded if it is a tournament's at all. (In the other order, a record committed
     # between the two reads left it in neither.)
-    if any(game.pk in live.values() for live in Match.objects.filter(
-            status=MatchStatus.RUNNING).values_list("live", flat=True)):
+    if game.pk in games_in_flight():
         return True
     recorded = TournamentGame.objects.filter(game_id=game.pk).values_list(
         "tournament__finalized_at", flat=True)
