@@ -94,16 +94,13 @@ def cmd_run(args: list[str]) -> None:
 
 
 def _addr(args: list[str]) -> str:
-    """Where a browser here reaches what arena_main will serve (its --addr), for the demo's
-    closing line: served on every interface (0.0.0.0, [::]), that is 127.0.0.1."""
-    addr = "127.0.0.1:8000"
+    """The address arena_main will serve on (its --addr), for the demo's closing line."""
     for i, arg in enumerate(args):
         if arg.startswith("--addr="):
-            addr = arg.split("=", 1)[1]
-        elif arg == "--addr" and i + 1 < len(args):
-            addr = args[i + 1]
-    host, _, port = addr.rpartition(":")
-    return f"127.0.0.1:{port}" if host in ("0.0.0.0", "[::]", "::") else addr
+            return arg.split("=", 1)[1]
+        if arg == "--addr" and i + 1 < len(args):
+            return args[i + 1]
+    return "127.0.0.1:8000"
 
 
 def cmd_test(args: list[str]) -> None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena import local_bots, services
+from arena.management.commands.arena_main import browsable
 from arena.reports import final_table, leaderboard_table, run_in_foreground
 
 # Single hands keep the demo short (a whole game to 500 points is several hands); duplicate
@@ -64,7 +66,10 @@ class Command(BaseCommand):
         self.stdout.write(leaderboard_table(tournament.rule_set))
         what = f"(leaderboard, tournament {tournament.pk}, each game's move log)"
         if options["admin_url"]:
-            where = f"Browse the results in the admin: {options['admin_url'].rstrip('/')}/arena/"
+            # Served on every interface (0.0.0.0): the address a browser here asks instead.
+            url = urlsplit(options["admin_url"])
+            admin = url._replace(netloc=browsable(url.netloc)).geturl().rstrip("/")
+            where = f"Browse the results in the admin: {admin}/arena/"
         else:  # run on its own: no server is known to serve them yet
             where = ("Serve the site (python3 dev.py run --no-demo, or manage.py arena_main) "
                      "and browse the results in its admin, under /admin/arena/")
