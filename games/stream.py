@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -129,9 +129,6 @@ class StreamState:
     # after the read that found the end); followed again, the game would count as new and
     # send every row of it a second time.
     over: dict[int, None] = field(default_factory=dict)
-    # Games whose overdue clock this read has just tried to settle (``settle_clocks``): their
-    # turn goes out as read, whatever the clock says now.
-    clock_tried: set[int] = field(default_factory=set)
 
     def follow(self, game_id: int, seat: int) -> None:
         if game_id not in self.games and game_id not in self.over:
@@ -285,10 +282,12 @@ def read_turns(state: StreamState, changed: set[int]) -> list[dict[str, Any]]:
     return _turns(state, changed - state.held)
 
 
-def read(state: StreamState, changed: set[int] | None = None) -> list[dict[str, Any]]:
+def read(state: StreamState, changed: set[int] | None = None, *,
+         clock_tried: Collection[int] = ()) -> list[dict[str, Any]]:
     """Every settled row after the cursor in the followed games (all rows of a game newly
     followed), in order; then the turns due in the ``changed`` games (None: all), those with
-    rows now, and those held before. Games that ended leave the stream."""
+    rows now, and those held before. Games that ended leave the stream. ``clock_tried``: see
+    ``_turns``."""
     horizon, found = _rows_read(state, new=True)  # with no game followed, the new seats still
     events: list[dict[str, Any]] = []
     unsettled: set[int] = set()
@@ -313,7 +312,7 @@ def read(state: StreamState, changed: set[int] | None = None) -> list[dict[str, 
         followed.new = False
     due = set(state.games) if changed is None else (changed | touched | state.held)
     state.held = unsettled
-    events += _turns(state, due - unsettled - ended)
+    events += _turns(state, due - unsettled - ended, clock_tried=clock_tried)
     for game_id in ended - unsettled:
         state.let_go(game_id)
     return events
@@ -336,11 +335,7 @@ def settle_clocks(state: StreamState) -> list[dict[str, Any]]:
         # heard of would read the game as it stood before it (a row this process holds).
         state.games[game_id].deadline = None
         state.games[game_id].heard_version = -1
-    state.clock_tried = overdue
-    try:
-        events = read(state, overdue)
-    finally:
-        state.clock_tried = set()
+    events = read(state, overdue, clock_tried=overdue)
     for game_id in overdue & set(state.games):
         followed = state.games[game_id]
         if followed.deadline is not None and followed.deadline <= now:
@@ -381,11 +376,14 @@ def _row_event(row: rows.StreamRow, cursor: Cursor) -> dict[str, Any]:
 
 
 def _turns(
-    state: StreamState, games: set[int], recalled: dict[int, Game] | None = None
+    state: StreamState, games: set[int], recalled: dict[int, Game] | None = None, *,
+    clock_tried: Collection[int] = (),
 ) -> list[dict[str, Any]]:
     """A ``turn`` for each of ``games`` awaiting the user's seat at a version past the last
     turn sent for it. The game is read with the seat (one query each), unless ``recalled``
-    has it (the seat is then the one followed)."""
+    has it (the seat is then the one followed). A turn whose clock ran out waits for the
+    clock to be played (``settle_clocks``), unless its game is in ``clock_tried``: played, or
+    not playable here, it goes out as read."""
     events = []
     for game_id in sorted(games):
         followed = state.games.get(game_id)
@@ -411,7 +409,7 @@ def _turns(
             continue
         if game.version <= followed.turn_version:
             continue
-        if game.pk not in state.clock_tried and steps.turn_clock_overdue(game):
+        if game.pk not in clock_tried and steps.turn_clock_overdue(game):
             # Its time ran out: a move now would meet the clock's first (409). The stream
             # plays the clock at its deadline (``settle_clocks``) and sends the turn after.
             continue
