@@ -373,3 +373,18 @@ def test_a_failed_migrate_is_tried_again_a_few_times_then_given_up(
     done = subprocess.run(command("migrate"), env={**os.environ, "PATH": path},
                           capture_output=True, text=True, timeout=30)
     assert (done.returncode, int(count.read_text())) == (exit_code, runs), done.stdout
+
+
+def test_compose_refuses_to_start_with_env_example_as_copied() -> None:
+    """The postgres image sets its password once, when it makes its volume: a placeholder
+    started once stays the database's password. ``.env.example`` leaves it empty, so compose
+    (``${POSTGRES_PASSWORD:?...}``) refuses until it is set."""
+    example = dict(
+        line.split("=", 1) for line in (ROOT / ".env.example").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    assert example["POSTGRES_PASSWORD"] == ""
+    with pytest.raises(AssertionError, match="POSTGRES_PASSWORD"):
+        interpolate(app_environment()["DATABASE_URL"], example)
+    assert "CHANGE-ME" not in interpolate(app_environment()["DATABASE_URL"],
+                                          {**example, "POSTGRES_PASSWORD": "s3cret"})
