@@ -20,6 +20,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
 from django.db.models import Count, ExpressionWrapper, F, FloatField, QuerySet
 from django.db.models.functions import NullIf
@@ -40,11 +41,13 @@ from arena.models import (
     TournamentGame,
     TournamentStatus,
 )
+from arena.ratings.rule_sets import rule_set_named
 from bots.admin import BotAdmin
 from bots.models import Bot
 from core.api_errors import error_body
 from games.admin import BigTableAdmin, GameAdmin, ReadOnly, game_link
 from games.models import Game
+from games.uno.errors import UnoError
 
 OFFICIAL = "official"
 
@@ -61,6 +64,14 @@ class RuleSetFilter(admin.SimpleListFilter):
         self.default = (OFFICIAL if self.parameter_name in request.GET
                         else selectors.default_rule_set())
         super().__init__(request, params, model, model_admin)
+        # As the API reads it: any order names the same ladder, and a name that spells no
+        # rules is an error (the admin's own: back to the page with "?e=1"), not an empty one.
+        picked = super().value()
+        if picked is not None:
+            try:
+                self.used_parameters[self.parameter_name] = rule_set_named(str(picked))
+            except (ValueError, UnoError) as exc:
+                raise IncorrectLookupParameters(exc) from None
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         names = selectors.rule_sets()

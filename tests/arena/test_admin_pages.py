@@ -488,3 +488,23 @@ def test_staff_deleting_a_tournaments_owner_are_told_what_protects_them(
     assert refused.status_code in (200, 403)
     assert type(owner).objects.filter(pk=owner.pk).exists()
     assert Tournament.objects.filter(pk=world.running.pk).exists()
+
+
+def test_the_leaderboard_reads_a_ladder_named_in_any_order_as_the_api_does(
+    staff: Client, world: World
+) -> None:
+    from arena.models import Rating
+
+    Rating.objects.filter(bot=world.bots["random"]).update(rule_set="single_hand,stacking")
+    html = staff.get("/admin/arena/rating/?rule_set=stacking,single_hand").content.decode()
+    assert "Leaderboard: Elo, single_hand,stacking rules" in html
+    assert _leaderboard_rows(html) == ["random"]
+
+
+def test_the_leaderboard_refuses_a_ladder_name_that_spells_no_rules(
+    staff: Client, world: World
+) -> None:
+    """Django's answer to a filter value it cannot use: back to the page, with ``?e=1``."""
+    page = staff.get("/admin/arena/rating/?rule_set=no_such_rule")
+    assert page.status_code == 302
+    assert page["Location"].endswith("/admin/arena/rating/?e=1")
