@@ -68,6 +68,19 @@ def test_staff_download_the_replay_as_a_json_attachment(staff: Client, game: Gam
     assert replay["seed"] == game.seed  # over: the seed is no secret any more
 
 
+def test_the_admins_replay_file_is_the_apis_byte_for_byte(
+    staff: Client, alice: Any, game: Game
+) -> None:
+    """Times to the microsecond in both (the admin's once cut them to milliseconds)."""
+    api = Client()
+    api.force_login(alice)
+    from_api = api.get(f"/api/games/{game.pk}/replay/")
+    assert from_api.status_code == 200
+    from_admin = staff.get(f"/admin/games/game/{game.pk}/replay.json")
+    assert from_admin.content == from_api.content
+    assert "." in json.loads(from_admin.content)["moves"][0]["created_at"]
+
+
 def test_a_running_game_has_no_replay_to_download(staff: Client, alice: Any, bob: Any) -> None:
     from games import services
 
