@@ -159,6 +159,46 @@ def test_a_cancelled_tournaments_replays_stay_held_until_its_running_matches_end
         assert replay_status(game_id) == 200
 
 
+def test_a_game_recorded_between_the_holds_two_reads_stays_held(alice: Any) -> None:
+    """``replay_held`` reads the running matches' live games first, then the records. A
+    game's record and its leaving ``live`` commit together, so a record landing between the
+    two reads is seen by the second. (In the other order such a game was in neither, and its
+    replay opened while its tournament ran.) The record is made to land right after the
+    first read."""
+    from django.db import connection
+
+    from bots import runner as bot_runner
+    from games.models import Game
+
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=2, duplicate_deals=True)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        [match] = Match.objects.filter(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        item = match.plan[0]
+        [(in_play, _)] = services.games_begin(match_id=match.pk, token=token, items=[item])
+        ended = Game.objects.get(pk=bot_runner.play_game(in_play.pk).pk)
+        assert ended.is_over
+
+        between: list[str] = []
+
+        def record_after_the_first_read(execute: Any, sql: str, *args: Any) -> Any:
+            result = execute(sql, *args)
+            if not between:
+                between.append(sql)
+                records.games_record(match_id=match.pk, token=token,
+                                     finished=[(item["number"], ended.pk)])
+            return result
+
+        with connection.execute_wrapper(record_after_the_first_read):
+            held = selectors.replay_held(ended)
+        assert between, "replay_held read nothing"
+        assert TournamentGame.objects.filter(game=ended).exists()
+        assert ended.pk not in selectors.games_in_flight()
+        assert held
+
+
 def test_a_tournaments_end_notices_carry_no_replay(alice: Any) -> None:
     notices: list[dict[str, Any]] = []
 
