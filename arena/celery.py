@@ -13,3 +13,5 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 if app.conf.broker_url is None:
     app.conf.broker_url = "memory://"
 app.autodiscover_tasks()
+# The worker's liveness file (compose's healthcheck; arena/liveness.py).
+app.steps["consumer"].add("arena.liveness:AliveFile")

@@ -302,6 +302,12 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": TURN_CLOCK_SWEEP_SECONDS},  # a late sweep is a useless one
     },
 }
+# For compose's healthchecks of the celery services: a file a worker touches every
+# CELERY_ALIVE_SECONDS while it takes tasks, and beat at every tick (arena/liveness.py). Empty:
+# none.
+CELERY_ALIVE_FILE = env.str("CELERY_ALIVE_FILE", "")
+CELERY_ALIVE_SECONDS = env.int("CELERY_ALIVE_SECONDS", 15, minimum=1)
+CELERY_BEAT_SCHEDULER = "arena.liveness:AliveScheduler"
 
 # --- Bots -----------------------------------------------------------------------------------
 # Bots are HTTP servers at addresses their owners give. Outside production they usually run on

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -69,9 +70,35 @@ def test_compose_has_the_four_services_with_health_checks() -> None:
     services = compose()["services"]
     for name in ("web", "worker", "postgres", "redis"):
         assert name in services
-    for name in ("web", "postgres", "redis"):
+    for name in ("web", "postgres", "redis", "worker", "matches", "beat"):
         assert "healthcheck" in services[name], name
     assert "pgdata:/var/lib/postgresql/data" in services["postgres"]["volumes"]
+
+
+@pytest.mark.parametrize("service", ["worker", "matches", "beat"])
+def test_the_celery_services_are_healthy_while_their_liveness_file_is_fresh(
+    service: str, tmp_path: Path
+) -> None:
+    """The healthcheck, run as compose runs it (``$$`` is a ``$``), on a file touched now, one
+    three minutes old, and none (arena/liveness.py touches it)."""
+    import os
+    import subprocess
+
+    alive = app_environment()["CELERY_ALIVE_FILE"]
+    check = compose()["services"][service]["healthcheck"]
+    kind, script = check["test"]
+    assert kind == "CMD-SHELL" and alive in script
+    script = interpolate(script).replace(alive, str(tmp_path / "alive"))
+
+    def healthy() -> bool:
+        return subprocess.run(["sh", "-c", script], timeout=10).returncode == 0
+
+    assert not healthy()  # not started yet
+    (tmp_path / "alive").touch()
+    assert healthy()
+    three_minutes_ago = time.time() - 180
+    os.utime(tmp_path / "alive", (three_minutes_ago, three_minutes_ago))
+    assert not healthy()
 
 
 def test_one_beat_process_sends_the_periodic_turn_clock_sweep() -> None:
