@@ -35,3 +35,16 @@ def start_worker(queue: str, **env: str) -> subprocess.Popen[bytes]:
          "--loglevel=WARNING", "-Q", queue],
         cwd=ROOT, env=full,
     )
+
+
+def stop_all(processes: list[subprocess.Popen[bytes]], seconds: float = 20) -> None:
+    """Ask each process still running to stop (SIGTERM: a worker's warm shutdown), then kill
+    whichever has not within ``seconds``."""
+    for process in processes:
+        if process.poll() is None:
+            process.terminate()
+    for process in processes:
+        try:
+            process.wait(seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()

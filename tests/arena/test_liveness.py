@@ -16,7 +16,7 @@ import pytest
 import redis
 from django.conf import settings
 
-from tests.celery_workers import ROOT, start_worker
+from tests.celery_workers import ROOT, start_worker, stop_all
 
 pytestmark = pytest.mark.redis
 
@@ -42,13 +42,7 @@ def touched_again(path: Path) -> bool:
 def stopped_after() -> Iterator[list[subprocess.Popen[bytes]]]:
     processes: list[subprocess.Popen[bytes]] = []
     yield processes
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    stop_all(processes)
 
 
 def test_a_worker_touches_its_liveness_file_while_it_takes_tasks(

@@ -30,6 +30,7 @@ from tests.arena.tournament_helpers import (
     tournament_of,
 )
 from tests.bots.helpers import close_default_transport
+from tests.celery_workers import stop_all
 from tests.live_server import database_url
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,14 +70,7 @@ def workers(settings: Any, tmp_path: Path) -> Iterator[Start]:
         return process
 
     yield start
-    for process in started:
-        if process.poll() is None:
-            process.terminate()
-    for process in started:
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    stop_all(started)
     close_default_transport()
     client = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
     client.delete(queue)
