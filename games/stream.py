@@ -101,6 +101,10 @@ class Followed:
     the last change heard of."""
 
     seat: int
+    # The seat read with the game running or over (seats are fixed from the start): only then
+    # may a turn be made from a row without reading the seat (``recalled_turns``). One
+    # learnt at an open table may change: its user can leave and sit elsewhere.
+    seat_fixed: bool = False
     turn_version: int = -1
     heard_version: int = -1
     heard_status: str = ""
@@ -131,8 +135,15 @@ class StreamState:
     over: dict[int, None] = field(default_factory=dict)
 
     def follow(self, game_id: int, seat: int) -> None:
-        if game_id not in self.games and game_id not in self.over:
-            self.games[game_id] = Followed(seat)
+        """Follow the game at ``seat``, as the user sits now (read, or told by the router
+        with a change): a game followed already takes the seat if it moved (its user left
+        an open table's seat and took another)."""
+        followed = self.games.get(game_id)
+        if followed is None:
+            if game_id not in self.over:
+                self.games[game_id] = Followed(seat)
+        elif followed.seat != seat:
+            followed.seat, followed.seat_fixed = seat, False
 
     def let_go(self, game_id: int) -> None:
         """Stop following an ended game, for good (an end is final)."""
@@ -170,6 +181,7 @@ def open_stream(*, user_id: int, since: Cursor | None) -> tuple[StreamState, lis
     for game_id, seat, status in seats:
         state.follow(game_id, seat)
         state.games[game_id].new = False  # rows before the cursor are the client's already
+        state.games[game_id].seat_fixed = status != GameStatus.OPEN
         # Resumed: a game dealt before the cursor had its ``started`` sent then. (Fresh: the
         # snapshot sends them.)
         state.games[game_id].started = since is not None and status != GameStatus.OPEN
@@ -220,6 +232,9 @@ def _rows_read(state: StreamState, *, new: bool) -> tuple[int, list[rows.StreamR
         found = rows.stream_events(list(state.games), ROW_KINDS, user_id=state.user_id,
                                    joined_since=state.seats_read_at - CLOCK_SKEW)
         unheard = [(g, s) for g, s in found.seats if g not in state.games and g not in state.over]
+        for game_id, seat in found.seats:  # a seat moved at an open table
+            if game_id in state.games:
+                state.follow(game_id, seat)
         if not unheard or round_ == UNHEARD_ROUNDS - 1:
             break
         for game_id, seat in unheard:
@@ -265,7 +280,7 @@ def recalled_turns(
         followed = state.games.get(game_id)
         if followed is None:
             continue
-        if not followed.started or followed.heard_version < 0:
+        if not followed.started or not followed.seat_fixed or followed.heard_version < 0:
             return None
         change = (heard or {}).get(game_id)
         row = change.row if change is not None else None
@@ -402,6 +417,8 @@ def _turns(
                 del state.games[game_id]
                 continue
             game, index = seat.game, seat.index
+            followed.seat = index
+            followed.seat_fixed = game.status != GameStatus.OPEN
         if game.version >= followed.heard_version:
             followed.heard_version, followed.heard_status = game.version, game.status
         followed.deadline = game.turn_deadline if game.status == GameStatus.RUNNING else None

@@ -80,3 +80,30 @@ def test_no_streamed_event_shows_another_hand_the_deck_or_the_seed(django_user_m
             assert call(port, "POST", f"{url}/start/", key=keys[0])[0] == 200
             checked += play_over_streams(port, keys[:seats], opened[:seats], game["id"], rng)
     assert checked > 40  # every game played through, every event checked
+
+
+def test_a_stream_follows_the_seat_its_user_moved_to_at_an_open_table(django_user_model):
+    """alice's stream learnt her seat at an open table (2); she moved to seat 1 and charlie
+    took seat 2. Her stream kept the old seat: it sent her charlie's hand at every one of his
+    turns, and none of hers (a security review). Every event is checked for the seat she
+    plays, and she plays through the stream."""
+    rng = random.Random(8)
+    bob, alice, charlie = (django_user_model.objects.create_user(n)
+                           for n in ("bob-s", "alice-s", "charlie-s"))
+    keys = [token_create(user=u)[1] for u in (bob, alice, charlie)]  # in seat order, at last
+    with asgi_server({"STREAM_HEARTBEAT_SECONDS": "1"}) as port, ExitStack() as stack:
+        status, game, _ = call(port, "POST", "/api/games/", key=keys[0], body={
+            "seats": 3, "turn_seconds": 600, "options": {"single_hand": True}})
+        assert status == 201, game
+        url = f"/api/games/{game['id']}"
+        assert call(port, "POST", f"{url}/join/", key=keys[1], body={"seat": 2})[0] == 200
+        opened = [stack.enter_context(open_stream(port, key)) for key in keys]
+        for stream in opened:
+            stream.checked = 0
+        opened[1].next(heartbeats=True)  # her stream follows the game, at seat 2
+        assert call(port, "POST", f"{url}/leave/", key=keys[1])[0] == 200
+        assert call(port, "POST", f"{url}/join/", key=keys[1], body={"seat": 1})[0] == 200
+        assert call(port, "POST", f"{url}/join/", key=keys[2], body={"seat": 2})[0] == 200
+        assert call(port, "POST", f"{url}/start/", key=keys[0])[0] == 200
+        assert play_over_streams(port, keys, opened, game["id"], rng) > 10
+    assert {e["seat"] for e in opened[1].seen if e["type"] == "turn"} == {1}
