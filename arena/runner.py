@@ -115,6 +115,7 @@ class MatchRun:
         (``services.live_settle``)."""
         width = min(concurrency(), max(1, len(todo)))
         waiting = deque(todo)
+        deal_of = {item["number"]: _deal(item) for item in todo}
         numbers: dict[int, int] = {}  # game id -> its number in the tournament
         ended: list[tuple[int, int]] = []  # (number, game id), not recorded yet
         record_by: float | None = None  # monotonic: when ``ended`` is due, once it holds one
@@ -132,8 +133,10 @@ class MatchRun:
                     self._record(ended)
                     ended, record_by = [], None
                 while waiting and not self._stop.is_set() and len(numbers) < width:
-                    fresh = [waiting.popleft()
-                             for _ in range(min(width - len(numbers), len(waiting)))]
+                    in_play = {deal_of[number] for number in numbers.values()}
+                    fresh = _next_seatings(waiting, width - len(numbers), in_play)
+                    if not fresh:  # every game left is of a deal in play: they wait for it
+                        break
                     ended.extend(self._begin_and_hand(fresh, playing, numbers))
                 if not numbers:
                     break
@@ -249,6 +252,33 @@ class MatchRun:
                                                           reason=reason)
                 out.append((game, [] if forfeits else seats))
         return out
+
+
+def _deal(item: dict[str, Any]) -> object:
+    """The deal a planned game plays: its seatings share it, and the seed."""
+    return item.get("deal", ("game", item["number"]))
+
+
+def _next_seatings(
+    waiting: deque[dict[str, Any]], room: int, in_play: set[object]
+) -> list[dict[str, Any]]:
+    """Up to ``room`` games from ``waiting``, in their order, none of a deal in play or two of
+    one deal: the seatings of a duplicate deal are played one after another, never side by
+    side. In the twin game a bot holds the very hand its opponent holds in the other: it
+    could read that hand live from its own turns. (That a bot may remember a deal it played
+    is in docs/ratings.md.) The games skipped keep their places, first in line."""
+    picked: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    taken = set(in_play)
+    while waiting and len(picked) < room:
+        item = waiting.popleft()
+        if _deal(item) in taken:
+            skipped.append(item)
+        else:
+            picked.append(item)
+            taken.add(_deal(item))
+    waiting.extendleft(reversed(skipped))
+    return picked
 
 
 def _ended(playing: driver.Driver, wait: float | None) -> list[driver.Outcome]:

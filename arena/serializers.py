@@ -39,7 +39,9 @@ class TournamentCreateInput(StrictInput):
     )
     duplicate_deals = StrictBooleanField(
         default=False, help_text="Replay each deal with the seats permuted, so the luck of "
-        "the cards cancels out (docs/ratings.md)."
+        "the cards cancels out (docs/ratings.md). A deal's seatings are played one after "
+        "another; a bot that remembers a deal could recognise it in the next seating, so use "
+        "it for bots you trust to play each game on its own."
     )
     turn_timeout_ms = StrictIntegerField(min_value=1, max_value=10000, default=1000,
                                          help_text="Each bot call's time limit.")

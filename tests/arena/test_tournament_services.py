@@ -222,6 +222,46 @@ def test_a_tournaments_end_notices_carry_no_replay(alice: Any) -> None:
     assert all(n["result"]["winner"] is not None for n in ends)
 
 
+def test_the_seatings_of_a_duplicate_deal_are_never_played_side_by_side(
+    alice: Any, settings: Any, monkeypatch: Any
+) -> None:
+    """In the twin game of a duplicate deal a bot holds the hand its opponent holds in the
+    first: played side by side (a match plays 8 games at a time), a bot could read its
+    opponent's hand live from its own (a security review). A deal's seatings follow one
+    another; different deals still run side by side. Real HTTP bots: the calls' times say
+    which games were in play together."""
+    import json
+
+    from bots.transport import BotTransport
+    from games.models import Game
+
+    settings.TOURNAMENT_MATCH_CONCURRENCY = 8
+    turns: dict[int, list[float]] = {}
+    post_body = BotTransport.post_body
+
+    async def noted(self: Any, url: str, body: bytes, **kwargs: Any) -> Any:
+        payload = json.loads(body)
+        if payload["type"] == "turn":
+            turns.setdefault(payload["game"], []).append(time.perf_counter())
+        return await post_body(self, url, body, **kwargs)
+
+    monkeypatch.setattr(BotTransport, "post_body", noted)
+    with http_bots(alice, ["random", "random"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=8, duplicate_deals=True)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        services.tournament_run_foreground(tournament_id=tournament.pk)
+    seeds = dict(Game.objects.filter(pk__in=turns).values_list("pk", "seed"))
+    spans = {game_id: (min(times), max(times)) for game_id, times in turns.items()}
+
+    def overlap(a: int, b: int) -> bool:
+        return spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1]
+
+    pairs = [(a, b) for a in spans for b in spans if a < b]
+    assert len(set(seeds.values())) == 4 and len(spans) == 8
+    assert not [(a, b) for a, b in pairs if seeds[a] == seeds[b] and overlap(a, b)]
+    assert any(overlap(a, b) for a, b in pairs if seeds[a] != seeds[b])
+
+
 def test_the_finalizer_runs_once(alice: Any) -> None:
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots)
