@@ -169,6 +169,7 @@ def test_staff_add_a_tournament_from_the_list_and_land_on_its_page(
     browser: Any, live_server: Any, world: World
 ) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     from arena.models import Tournament
 
@@ -176,6 +177,7 @@ def test_staff_add_a_tournament_from_the_list_and_land_on_its_page(
     _sign_in(browser, base)
     browser.get(f"{base}/admin/arena/tournament/")
     browser.find_element(By.CSS_SELECTOR, "a.addlink").click()
+    WebDriverWait(browser, 30).until(lambda b: b.current_url.endswith("/add/"))
     assert "Add tournament" in browser.find_element(By.TAG_NAME, "h1").text
     browser.find_element(By.NAME, "name").send_keys("Friday cup")
     options = browser.find_element(By.NAME, "options")
@@ -186,6 +188,8 @@ def test_staff_add_a_tournament_from_the_list_and_land_on_its_page(
     games.send_keys("4")
     _screenshot(browser, "tournament-add")
     browser.find_element(By.NAME, "_save").click()
+    # The click only sends the form: wait for the page it lands on before reading the table.
+    WebDriverWait(browser, 30).until(lambda b: b.current_url.endswith("/change/"))
 
     added = Tournament.objects.get(name="Friday cup")
     assert browser.current_url.endswith(f"/admin/arena/tournament/{added.pk}/change/")
