@@ -314,6 +314,11 @@ CELERY_BEAT_SCHEDULER = "arena.liveness:AliveScheduler"
 # this machine or the local network, so private and loopback addresses are allowed there; in
 # production they are refused (link-local, metadata, multicast and reserved ones always are).
 BOTS_ALLOW_PRIVATE = env.bool("BOTS_ALLOW_PRIVATE", not PRODUCTION)
+# A bot on the public internet is given over TLS: over plain http anyone on the way could read
+# the hand each call carries and answer in the bot's place (the calls are signed, the answers
+# not). Checked when a URL is registered or changed. Off by default where private addresses
+# are allowed (a development server; bots on your own network).
+BOTS_REQUIRE_HTTPS = env.bool("BOTS_REQUIRE_HTTPS", PRODUCTION and not BOTS_ALLOW_PRIVATE)
 # The longest a table may give a bot to answer one call (connect, send and read together).
 BOTS_MAX_TIMEOUT_SECONDS = env.int("BOTS_MAX_TIMEOUT_SECONDS", 10, minimum=1)
 # The time a bot gets for one decision (capped by the above and by the table's turn clock).

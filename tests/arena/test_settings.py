@@ -130,6 +130,22 @@ def test_production_can_leave_out_hsts_preload_and_subdomains() -> None:
     assert warned == {"W005", "W021"}
 
 
+@pytest.mark.parametrize(("extra", "required"), [
+    ({}, "True"),
+    ({"BOTS_ALLOW_PRIVATE": "true"}, "False"),  # bots on your own network
+    ({"BOTS_REQUIRE_HTTPS": "false"}, "False"),
+])
+def test_production_takes_https_bot_urls_only_unless_private_addresses_are_allowed(
+    extra: dict[str, str], required: str
+) -> None:
+    result = manage("shell", "-c", "from django.conf import settings; "
+                    "print(settings.BOTS_REQUIRE_HTTPS)", **PRODUCTION_ENV, **extra)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == required
+    assert manage("shell", "-c", "from django.conf import settings; "
+                  "print(settings.BOTS_REQUIRE_HTTPS)").stdout.strip().splitlines()[-1] == "False"
+
+
 def test_the_demo_admin_is_refused_in_production() -> None:
     result = manage("demo_admin", **PRODUCTION_ENV)
     assert result.returncode != 0

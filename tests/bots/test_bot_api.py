@@ -86,6 +86,23 @@ def test_it_rejects_bad_input_with_a_400_naming_the_field(
     assert not Bot.objects.exists()
 
 
+def test_with_https_required_a_plain_http_url_is_refused_at_registration_and_change(
+    alice_api: APIClient, settings: Any
+) -> None:
+    """Production's default, unless private addresses are allowed: over plain http anyone on
+    the way reads the bot's hand and can answer in its place."""
+    settings.BOTS_REQUIRE_HTTPS = True
+    refused = _create(alice_api, url="http://bots.example.org/uno")
+    assert refused.status_code == 400
+    assert "https://" in refused.json()["fields"]["url"][0]
+    created = _create(alice_api)  # https
+    assert created.status_code == 201, created.content
+    changed = alice_api.patch(f"/api/bots/{created.json()['id']}/",
+                              {"url": "HTTP://bots.example.org/other"}, format="json")
+    assert changed.status_code == 400 and "url" in changed.json()["fields"]
+    assert Bot.objects.get().url == URL
+
+
 def test_it_rejects_a_duplicate_name_in_any_case(
     alice_api: APIClient, bob_api: APIClient
 ) -> None:
