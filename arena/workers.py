@@ -19,14 +19,20 @@ from uvicorn_worker import UvicornWorker
 GRACEFUL_SHUTDOWN_SECONDS = 3
 
 
-# A request's line and headers together may take this much; past it the connection is
-# answered 431 and closed. httptools has no cap of its own: a header that never ended grew the
-# worker by 100 MB in 10 s and blocked its event loop until gunicorn killed it, with every wait
-# and stream on it (a security review). nginx in front (compose) allows 4 x 8 KB.
+# A request's line and headers (and a chunked body's trailers) may take this much; past it the
+# request is answered 431 and the connection closed. httptools has no cap of its own: a header
+# that never ended grew the worker by 100 MB in 10 s and blocked its event loop until gunicorn
+# killed it, with every wait and stream on it (a security review). nginx in front (compose)
+# allows 4 x 8 KB.
 HEAD_MAX_BYTES = 64 * 1024
+# What a chunked body may spend on framing (the size lines and line ends) per chunk, beyond
+# HEAD_MAX_BYTES in all: the bytes of a body that are not its data, trailers included.
+CHUNK_FRAMING_BYTES = 32
 # After the 431 the connection is read (and the bytes dropped) this long before it is closed:
 # closed with bytes unread, the socket would send a reset, and the client lose the answer.
 LINGER_SECONDS = 2.0
+
+_HEAD, _BODY, _BETWEEN = "head", "body", "between"
 
 
 def _too_large() -> bytes:
@@ -40,38 +46,103 @@ def _too_large() -> bytes:
 
 
 class HeadCappedProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol, counting the bytes of each request's head (from its
-    first byte to the end of its headers) and refusing one over ``HEAD_MAX_BYTES``."""
+    """uvicorn's httptools protocol with the bytes of each request that are not body data
+    counted: its head (a head read whole is measured by what it holds, when it completes; one
+    still coming, by the bytes read so far), and a body's framing and trailers (the bytes read
+    less the data). Over the cap, the request is refused: answered 431 (after the response in
+    progress, if a pipelined request is refused) and the connection closed."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        self.head_bytes: int | None = 0  # None: the head is complete, the body's bytes follow
-        self.refused = False
+        self.phase = _BETWEEN
+        self.head_bytes = self.overhead = self.chunks = self.body_read = 0
+        self.refused = self.answer_owed = False
         super().connection_made(transport)
-
-    def on_message_begin(self) -> None:
-        self.head_bytes = 0
-        super().on_message_begin()
-
-    def on_headers_complete(self) -> None:
-        self.head_bytes = None
-        super().on_headers_complete()
 
     def data_received(self, data: bytes) -> None:
         if self.refused:
             return  # dropped until the close
-        # Counted after the parser has read it: a chunk that ends the head and carries the
-        # body's first bytes counts for nothing (the body is Django's to bound), one that
-        # holds the head's bytes only in part counts whole (a bound, and heads are small).
+        self.body_read = 0
         super().data_received(data)
-        if self.head_bytes is None or self.transport.is_closing():
+        if self.refused or self.transport.is_closing():
             return
-        self.head_bytes += len(data)
-        if self.head_bytes > HEAD_MAX_BYTES:
-            self._refuse()
+        # Counted after the parser read it: a read that begins a head and ends it was
+        # measured in ``on_headers_complete``; one that ends it and carries body bytes counts
+        # for the body only what is not its data (bounded by the head's own cap).
+        if self.phase == _HEAD:  # (less the data of a body the read ended first)
+            self.head_bytes += len(data) - self.body_read
+            if self.head_bytes > HEAD_MAX_BYTES:
+                self._refuse()
+        elif self.phase == _BODY:
+            self.overhead += len(data) - self.body_read
+            if self.overhead > 2 * HEAD_MAX_BYTES + CHUNK_FRAMING_BYTES * self.chunks:
+                self._refuse()
+
+    # The parser's callbacks: nothing more is done for a refused connection.
+    def on_message_begin(self) -> None:
+        if not self.refused:
+            self.phase, self.head_bytes, self.overhead, self.chunks = _HEAD, 0, 0, 0
+            super().on_message_begin()
+
+    def on_url(self, url: bytes) -> None:
+        if not self.refused:
+            super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if not self.refused:
+            super().on_header(name, value)
+
+    def on_headers_complete(self) -> None:
+        if self.refused:
+            return
+        held = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+        if held > HEAD_MAX_BYTES:
+            self._refuse()  # before the request reaches the application
+            return
+        self.phase = _BODY
+        super().on_headers_complete()
+
+    def on_chunk_header(self) -> None:
+        self.chunks += 1
+
+    def on_body(self, body: bytes) -> None:
+        if not self.refused:
+            self.body_read += len(body)
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if not self.refused:
+            self.phase = _BETWEEN
+            super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.answer_owed:
+            self._answer_refusal()
 
     def _refuse(self) -> None:
-        """Answer 431, end our side, and close once the client has had time to read it."""
         self.refused = True
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete:
+            self._answer_refusal()
+        elif self.phase == _BODY:
+            # This request's own body (its trailers): the application hears the client gone,
+            # and the client gets the 431 unless the application's answer has begun.
+            cycle.disconnected = True
+            cycle.message_event.set()
+            if cycle.response_started:
+                self.transport.close()
+            else:
+                self._answer_refusal()
+        else:
+            # A pipelined request's head: its answer waits for the one in progress, whole.
+            self.answer_owed = True
+            self.transport.pause_reading()
+
+    def _answer_refusal(self) -> None:
+        """Answer 431, end our side, and close once the client has had time to read it."""
+        self.answer_owed = False
+        if self.transport.is_closing():
+            return
         self.transport.write(_too_large())
         if self.transport.can_write_eof():
             self.transport.write_eof()
