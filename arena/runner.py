@@ -87,6 +87,8 @@ class MatchRun:
         self._stop = threading.Event()  # the claim is lost or the tournament cancelled
         self._done = threading.Event()  # the match's games are over (heartbeat ends)
         self._known: dict[int, tuple[Game, list[Seat]]] = {}  # ended games, as just written
+        self._playing: driver.Driver | None = None  # while the match's games are played
+        self._claim_lost = False  # the heartbeat found the match taken over
 
     # --- the match ------------------------------------------------------------------------
     def run(self) -> None:
@@ -125,6 +127,7 @@ class MatchRun:
         # the hands of a game it still plays. The replays open when the tournament ends.
         with driver.Driver(transport=self.transport, budget_ms=self.tournament.turn_timeout_ms,
                            answer=self.answer, end_replays=False) as playing:
+            self._playing = playing
             while True:
                 # Record before beginning more: a cancel (or a lost claim) that the record
                 # reveals then stops the next begin, so at most the games in flight finish.
@@ -152,6 +155,8 @@ class MatchRun:
                         # the game in memory came to: ``finished`` is of that, not the row)
                         if self._cut_off(outcome.game_id, number):
                             continue  # left live on the match: its next worker deals it again
+                    elif not outcome.finished and self._claim_lost:
+                        continue  # stopped here, running still: its next worker deals it again
                     elif not outcome.finished:  # the driver left it unfinished (its turn bound)
                         with suppress(GameNotRunning):
                             game_services.game_abort(game_id=outcome.game_id)
@@ -216,7 +221,13 @@ class MatchRun:
                 try:
                     if not services.match_heartbeat(match_id=self.match.pk, token=self.token):
                         log.warning("match %s: claim lost, stopping", self.match.pk)
+                        self._claim_lost = True
                         self._stop.set()
+                        # Its games in flight too, at once: the match's new worker deals them
+                        # again from their seeds, and the same deck in two games at a time
+                        # would show a bot in one what its opponent draws in the other.
+                        if self._playing is not None:
+                            self._playing.stop()
                     elif self._cancelled():
                         self._stop.set()
                 except Exception:

@@ -482,3 +482,49 @@ def test_a_matchs_last_game_recorded_counts_the_match_done_in_the_same_write(ali
         ended = Tournament.objects.get(pk=tournament.pk)
         assert ended.matches_done == ended.matches_total == 1  # counted once
         assert Match.objects.get(pk=match.pk).status == MatchStatus.DONE
+
+
+def test_a_worker_that_finds_its_claim_lost_stops_its_games_in_flight_at_once(
+    alice: Any, settings: Any
+) -> None:
+    """The match's new worker deals the games in flight again from their seeds: the old one
+    playing them on meanwhile (until the end, when nobody changed them) would play the same
+    deck in two games at a time, and a bot in one would see what its opponent draws in the
+    other (a review). It stops them at the heartbeat that finds the claim gone."""
+    import time
+
+    from bots.transport import CallResult
+
+    settings.TOURNAMENT_HEARTBEAT_SECONDS = 1
+    turns: list[float] = []
+
+    def answer(_url: str, payload: Any) -> CallResult:
+        if payload["type"] != "turn":
+            return CallResult(True, 204, None, 0.1, None, "")
+        turns.append(time.monotonic())
+        time.sleep(0.01)
+        return CallResult(True, 200, {"move": payload["legal_moves"][0]}, 0.1, None, "")
+
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, options={}, games_per_pairing=2)  # to 500
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        [match] = Match.objects.filter(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        run = MatchRun(Match.objects.select_related("tournament").get(pk=match.pk), token,
+                       answer=answer)
+        playing = threading.Thread(target=run.run)
+        playing.start()
+        while len(turns) < 20:
+            time.sleep(0.01)
+        Match.objects.filter(pk=match.pk).update(claim_token="the-next-workers")  # taken over
+        taken = time.monotonic()
+        playing.join(60)
+    assert not playing.is_alive()
+    late = [t for t in turns if t > taken + settings.TOURNAMENT_HEARTBEAT_SECONDS + 1]
+    assert not late, f"{len(late)} turns played after the claim was found lost"
+    # Left running, live on the match: its next worker aborts them "interrupted" and deals
+    # them again (not aborted here as a game its turn bound stopped, which would count).
+    games = Game.objects.filter(pk__in=Match.objects.get(pk=match.pk).live.values())
+    assert games.count() == 2
+    assert set(games.values_list("status", flat=True)) == {GameStatus.RUNNING}
