@@ -9,7 +9,8 @@ at every check; a file's age costs a ``find``. With ``CELERY_ALIVE_FILE`` set:
   worker whose pool is busy with long matches still touches it: the consumer is the main
   process's, not the pool's;
 * beat touches it at every tick of its scheduler (``AliveScheduler``), which comes at least
-  as often as its most frequent entry (the turn-clock sweep, ``TURN_CLOCK_SWEEP_SECONDS``).
+  every ``CELERY_ALIVE_SECONDS`` while the file is set (``beat_max_loop_interval``), whatever
+  the periods of its entries.
 
 docker-compose.yml's healthchecks call the service unhealthy when the file is over two
 minutes old.

@@ -308,6 +308,9 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_ALIVE_FILE = env.str("CELERY_ALIVE_FILE", "")
 CELERY_ALIVE_SECONDS = env.int("CELERY_ALIVE_SECONDS", 15, minimum=1)
 CELERY_BEAT_SCHEDULER = "arena.liveness:AliveScheduler"
+# Beat wakes at least this often, whatever its schedule, so its file stays as fresh as a
+# worker's (a sweep set to more than compose's two minutes would otherwise look dead).
+CELERY_BEAT_MAX_LOOP_INTERVAL = CELERY_ALIVE_SECONDS if CELERY_ALIVE_FILE else 300
 
 # --- Bots -----------------------------------------------------------------------------------
 # Bots are HTTP servers at addresses their owners give. Outside production they usually run on

@@ -65,8 +65,10 @@ def test_beat_touches_its_liveness_file_at_every_tick(
 ) -> None:
     alive = tmp_path / "alive"
     queue = f"liveness-{uuid.uuid4().hex}"  # its sweeps go to a queue nobody reads
+    # Sweeps far apart: beat wakes every CELERY_ALIVE_SECONDS all the same.
     env = {**os.environ, "CELERY_QUEUE": queue, "CELERY_ALIVE_FILE": str(alive),
-           "TURN_CLOCK_SWEEP_SECONDS": "1"}
+           "CELERY_ALIVE_SECONDS": "1", "TURN_CLOCK_SWEEP_SECONDS": "600",
+           "TOURNAMENT_SWEEP_SECONDS": "600"}
     beat = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "arena", "beat", "--loglevel=WARNING",
          f"--schedule={tmp_path / 'schedule'}"],
