@@ -328,6 +328,11 @@ def read(state: StreamState, changed: set[int] | None = None, *,
     due = set(state.games) if changed is None else (changed | touched | state.held)
     state.held = unsettled
     events += _turns(state, due - unsettled - ended, clock_tried=clock_tried)
+    # A game whose seat ``_turns`` found gone (its user left the open table for good) sends
+    # nothing of what happened after: no ``started`` for a game the user does not play.
+    left = {game_id for game_id in touched if game_id not in state.games}
+    if left:
+        events = [event for event in events if event.get("game") not in left]
     for game_id in ended - unsettled:
         state.let_go(game_id)
     return events

@@ -107,3 +107,31 @@ def test_a_stream_follows_the_seat_its_user_moved_to_at_an_open_table(django_use
         assert call(port, "POST", f"{url}/start/", key=keys[0])[0] == 200
         assert play_over_streams(port, keys, opened, game["id"], rng) > 10
     assert {e["seat"] for e in opened[1].seen if e["type"] == "turn"} == {1}
+
+
+def test_a_stream_says_nothing_of_a_table_its_user_left_before_the_start(django_user_model):
+    """alice's stream followed the open table she sat at; she left, dave took her seat and
+    the game was played: she is sent no ``started``, no turn, nothing of it (a review)."""
+    rng = random.Random(9)
+    bob, alice, dave = (django_user_model.objects.create_user(n)
+                        for n in ("bob-l", "alice-l", "dave-l"))
+    keys = [token_create(user=u)[1] for u in (bob, dave, alice)]
+    with asgi_server({"STREAM_HEARTBEAT_SECONDS": "1"}) as port, ExitStack() as stack:
+        status, game, _ = call(port, "POST", "/api/games/", key=keys[0], body={
+            "seats": 2, "turn_seconds": 600, "options": {"single_hand": True}})
+        assert status == 201, game
+        url = f"/api/games/{game['id']}"
+        assert call(port, "POST", f"{url}/join/", key=keys[2], body={"seat": 1})[0] == 200
+        hers = stack.enter_context(open_stream(port, keys[2]))
+        hers.next(heartbeats=True)  # her stream follows the game, at seat 1
+        assert call(port, "POST", f"{url}/leave/", key=keys[2])[0] == 200
+        assert call(port, "POST", f"{url}/join/", key=keys[1], body={"seat": 1})[0] == 200
+        players = [stack.enter_context(open_stream(port, key)) for key in keys[:2]]
+        for stream in players:
+            stream.checked = 0
+        assert call(port, "POST", f"{url}/start/", key=keys[0])[0] == 200
+        assert play_over_streams(port, keys[:2], players, game["id"], rng) > 0
+        for _ in range(3):  # three heartbeats: what was coming has come
+            while hers.next(heartbeats=True)["type"] != "heartbeat":
+                pass
+    assert [e for e in hers.seen if e.get("game") == game["id"]] == []
