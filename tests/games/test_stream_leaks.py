@@ -82,6 +82,16 @@ def test_no_streamed_event_shows_another_hand_the_deck_or_the_seed(django_user_m
     assert checked > 40  # every game played through, every event checked
 
 
+def open_table(port: int, creator: str, *, seats: int, sitting: str, at: int) -> int:
+    """A single-hand table ``creator`` opened, with ``sitting`` in seat ``at``; its id."""
+    status, game, _ = call(port, "POST", "/api/games/", key=creator, body={
+        "seats": seats, "turn_seconds": 600, "options": {"single_hand": True}})
+    assert status == 201, game
+    assert call(port, "POST", f"/api/games/{game['id']}/join/", key=sitting,
+                body={"seat": at})[0] == 200
+    return int(game["id"])
+
+
 def test_a_stream_follows_the_seat_its_user_moved_to_at_an_open_table(django_user_model):
     """alice's stream learnt her seat at an open table (2); she moved to seat 1 and charlie
     took seat 2. Her stream kept the old seat: it sent her charlie's hand at every one of his
@@ -92,11 +102,8 @@ def test_a_stream_follows_the_seat_its_user_moved_to_at_an_open_table(django_use
                            for n in ("bob-s", "alice-s", "charlie-s"))
     keys = [token_create(user=u)[1] for u in (bob, alice, charlie)]  # in seat order, at last
     with asgi_server({"STREAM_HEARTBEAT_SECONDS": "1"}) as port, ExitStack() as stack:
-        status, game, _ = call(port, "POST", "/api/games/", key=keys[0], body={
-            "seats": 3, "turn_seconds": 600, "options": {"single_hand": True}})
-        assert status == 201, game
-        url = f"/api/games/{game['id']}"
-        assert call(port, "POST", f"{url}/join/", key=keys[1], body={"seat": 2})[0] == 200
+        game_id = open_table(port, keys[0], seats=3, sitting=keys[1], at=2)
+        url = f"/api/games/{game_id}"
         opened = [stack.enter_context(open_stream(port, key)) for key in keys]
         for stream in opened:
             stream.checked = 0
@@ -105,7 +112,7 @@ def test_a_stream_follows_the_seat_its_user_moved_to_at_an_open_table(django_use
         assert call(port, "POST", f"{url}/join/", key=keys[1], body={"seat": 1})[0] == 200
         assert call(port, "POST", f"{url}/join/", key=keys[2], body={"seat": 2})[0] == 200
         assert call(port, "POST", f"{url}/start/", key=keys[0])[0] == 200
-        assert play_over_streams(port, keys, opened, game["id"], rng) > 10
+        assert play_over_streams(port, keys, opened, game_id, rng) > 10
     assert {e["seat"] for e in opened[1].seen if e["type"] == "turn"} == {1}
 
 
@@ -117,11 +124,8 @@ def test_a_stream_says_nothing_of_a_table_its_user_left_before_the_start(django_
                         for n in ("bob-l", "alice-l", "dave-l"))
     keys = [token_create(user=u)[1] for u in (bob, dave, alice)]
     with asgi_server({"STREAM_HEARTBEAT_SECONDS": "1"}) as port, ExitStack() as stack:
-        status, game, _ = call(port, "POST", "/api/games/", key=keys[0], body={
-            "seats": 2, "turn_seconds": 600, "options": {"single_hand": True}})
-        assert status == 201, game
-        url = f"/api/games/{game['id']}"
-        assert call(port, "POST", f"{url}/join/", key=keys[2], body={"seat": 1})[0] == 200
+        game_id = open_table(port, keys[0], seats=2, sitting=keys[2], at=1)
+        url = f"/api/games/{game_id}"
         hers = stack.enter_context(open_stream(port, keys[2]))
         hers.next(heartbeats=True)  # her stream follows the game, at seat 1
         assert call(port, "POST", f"{url}/leave/", key=keys[2])[0] == 200
@@ -130,8 +134,8 @@ def test_a_stream_says_nothing_of_a_table_its_user_left_before_the_start(django_
         for stream in players:
             stream.checked = 0
         assert call(port, "POST", f"{url}/start/", key=keys[0])[0] == 200
-        assert play_over_streams(port, keys[:2], players, game["id"], rng) > 0
+        assert play_over_streams(port, keys[:2], players, game_id, rng) > 0
         for _ in range(3):  # three heartbeats: what was coming has come
             while hers.next(heartbeats=True)["type"] != "heartbeat":
                 pass
-    assert [e for e in hers.seen if e.get("game") == game["id"]] == []
+    assert [e for e in hers.seen if e.get("game") == game_id] == []
