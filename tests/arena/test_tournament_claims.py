@@ -513,7 +513,14 @@ def test_a_worker_that_finds_its_claim_lost_stops_its_games_in_flight_at_once(
         assert token is not None
         run = MatchRun(Match.objects.select_related("tournament").get(pk=match.pk), token,
                        answer=answer)
-        playing = threading.Thread(target=run.run)
+
+        def play() -> None:
+            try:
+                run.run()
+            finally:
+                connection.close()  # this thread's: a test thread's is not closed for it
+
+        playing = threading.Thread(target=play)
         playing.start()
         while len(turns) < 20:
             time.sleep(0.01)
