@@ -283,11 +283,11 @@ def _next_seatings(
     taken = set(in_play)
     while waiting and len(picked) < room:
         item = waiting.popleft()
-        if _deal(item) in taken:
+        if (deal := _deal(item)) in taken:
             skipped.append(item)
         else:
             picked.append(item)
-            taken.add(_deal(item))
+            taken.add(deal)
     waiting.extendleft(reversed(skipped))
     return picked
 

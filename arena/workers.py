@@ -35,14 +35,13 @@ LINGER_SECONDS = 2.0
 _HEAD, _BODY, _BETWEEN = "head", "body", "between"
 
 
-def _too_large() -> bytes:
-    body = json.dumps({"code": "headers_too_large", "detail": (
-        f"The request line and headers are over {HEAD_MAX_BYTES} bytes.")},
-        separators=(",", ":")).encode()
-    return (b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
-            b"content-type: application/json\r\n"
-            b"content-length: " + str(len(body)).encode() + b"\r\n"
-            b"connection: close\r\n\r\n" + body)
+_TOO_LARGE_BODY = json.dumps({"code": "headers_too_large", "detail": (
+    f"The request line and headers are over {HEAD_MAX_BYTES} bytes.")},
+    separators=(",", ":")).encode()
+TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+             b"content-type: application/json\r\n"
+             b"content-length: " + str(len(_TOO_LARGE_BODY)).encode() + b"\r\n"
+             b"connection: close\r\n\r\n" + _TOO_LARGE_BODY)
 
 
 class HeadCappedProtocol(HttpToolsProtocol):
@@ -77,19 +76,13 @@ class HeadCappedProtocol(HttpToolsProtocol):
             if self.overhead > 2 * HEAD_MAX_BYTES + CHUNK_FRAMING_BYTES * self.chunks:
                 self._refuse()
 
-    # The parser's callbacks: nothing more is done for a refused connection.
+    # The parser's callbacks: once the connection is refused, no request begins, reaches the
+    # application or goes on (what uvicorn's own ``on_url`` and ``on_header`` still collect
+    # is never used, and is at most the rest of one read).
     def on_message_begin(self) -> None:
         if not self.refused:
             self.phase, self.head_bytes, self.overhead, self.chunks = _HEAD, 0, 0, 0
             super().on_message_begin()
-
-    def on_url(self, url: bytes) -> None:
-        if not self.refused:
-            super().on_url(url)
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        if not self.refused:
-            super().on_header(name, value)
 
     def on_headers_complete(self) -> None:
         if self.refused:
@@ -143,7 +136,7 @@ class HeadCappedProtocol(HttpToolsProtocol):
         self.answer_owed = False
         if self.transport.is_closing():
             return
-        self.transport.write(_too_large())
+        self.transport.write(TOO_LARGE)
         if self.transport.can_write_eof():
             self.transport.write_eof()
         asyncio.get_running_loop().call_later(LINGER_SECONDS, self.transport.close)

@@ -50,11 +50,12 @@ def _clean_url(url: str) -> str:
     only when called (its addresses may change), loopback and private ones by the setting."""
     try:
         guard.check_url(url)
-        if settings.BOTS_REQUIRE_HTTPS and urlsplit(url).scheme.lower() != "https":
+        parts = urlsplit(url)
+        if settings.BOTS_REQUIRE_HTTPS and parts.scheme.lower() != "https":
             raise ValidationError({"url": [
                 "This server takes https:// bot URLs only (BOTS_REQUIRE_HTTPS): over plain "
                 "http anyone on the way could read your bot's hand and answer in its place."]})
-        literal = guard.parse_ip(urlsplit(url).hostname or "")
+        literal = guard.parse_ip(parts.hostname or "")
         if literal is not None:
             guard.check_ip(str(literal), allow_private=True)
     except guard.BadBotUrl as exc:
