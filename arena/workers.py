@@ -21,7 +21,7 @@ GRACEFUL_SHUTDOWN_SECONDS = 3
 
 # A request's line and headers (and a chunked body's trailers) may take this much; past it the
 # request is answered 431 and the connection closed. httptools has no cap of its own: a header
-# that never ended grew the worker by 100 MB in 10 s and blocked its event loop until gunicorn
+# that never ended grew the worker without bound and blocked its event loop until gunicorn
 # killed it, with every wait and stream on it (a security review). nginx in front (compose)
 # allows 4 x 8 KB.
 HEAD_MAX_BYTES = 64 * 1024
