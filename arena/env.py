@@ -9,7 +9,9 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from typing import Any
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -103,3 +105,16 @@ class Env:
                 f"{name}={value!r} is not a rate like 20/hour (per second, minute, hour, day)."
             )
         return value
+
+
+def parse_database_url(url: str, **options: Any) -> dict[str, Any]:
+    """``dj_database_url.parse``, its refusal named: a raw ``/``, ``?`` or ``#`` in a password
+    splits the URL elsewhere. The message leaves the URL out, as it may hold that password."""
+    try:
+        return dict(dj_database_url.parse(url, **options))
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            "DATABASE_URL is not a valid URL. A password with / ? # or % in it must be "
+            "percent-encoded there (%2F %3F %23 %25); or leave it out of the URL and set "
+            "DATABASE_PASSWORD to it as it is."
+        ) from exc

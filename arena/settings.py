@@ -13,10 +13,9 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
-import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from arena.env import Env
+from arena.env import Env, parse_database_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 env = Env()
@@ -107,6 +106,9 @@ TEMPLATES = [
 DATABASE_URL = env.url("DATABASE_URL", ("postgres", "postgresql", "sqlite"))
 if PRODUCTION and "CHANGE-ME" in (DATABASE_URL or ""):
     raise ImproperlyConfigured("DATABASE_URL still has the CHANGE-ME placeholder of .env.example.")
+# The password as written, instead of the URL's: in a URL a / ? # or % must be percent-encoded
+# (compose builds its URL from POSTGRES_PASSWORD, which the postgres image takes raw).
+DATABASE_PASSWORD = env.str("DATABASE_PASSWORD", "")
 DB_CONN_MAX_AGE = env.int("DB_CONN_MAX_AGE", 600, minimum=0)
 # The few statements every move runs (games/rows) and the token lookup of every request with a
 # token (core/authentication.py) are prepared once per PostgreSQL connection. A pooler in
@@ -131,11 +133,13 @@ if DATABASE_URL and not DATABASE_URL.startswith("sqlite"):
     # of the throughput in our measurements. The engine is Django's with a health check that
     # polls the socket before it asks the server (core/postgresql/base.py says why).
     DATABASES = {
-        "default": dj_database_url.parse(
+        "default": parse_database_url(
             DATABASE_URL, conn_max_age=DB_CONN_MAX_AGE, conn_health_checks=True
         )
     }
     DATABASES["default"]["ENGINE"] = "core.postgresql"
+    if DATABASE_PASSWORD:
+        DATABASES["default"]["PASSWORD"] = DATABASE_PASSWORD
     if DB_PREPARED_STATEMENTS:
         # Django turns psycopg's prepared statements off (None); any number turns them back on
         # for the cursors that ask (games.rows). Django's own cursors bind on the client side,
@@ -153,7 +157,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": dj_database_url.parse(DATABASE_URL)["NAME"] if DATABASE_URL else SQLITE_PATH,
+            "NAME": parse_database_url(DATABASE_URL)["NAME"] if DATABASE_URL else SQLITE_PATH,
             "OPTIONS": {
                 "transaction_mode": "IMMEDIATE",
                 "timeout": env.int("SQLITE_BUSY_TIMEOUT", 20, minimum=1),

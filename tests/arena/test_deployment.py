@@ -402,6 +402,25 @@ def test_a_failed_migrate_is_tried_again_a_few_times_then_given_up(
     assert (done.returncode, int(count.read_text())) == (exit_code, runs), done.stdout
 
 
+def test_compose_passes_the_database_password_as_written_not_inside_the_url() -> None:
+    """It was pasted raw into DATABASE_URL: a / ? or # in it stopped every app service at
+    start-up (the URL did not parse), and a %XX in it was decoded, a password other than the
+    one the postgres image set."""
+    password = "pa/ss?w#rd%65"
+    env = {"POSTGRES_PASSWORD": password, "SECRET_KEY": "x"}
+    assert interpolate(app_environment()["DATABASE_PASSWORD"], env) == password
+    assert password not in interpolate(app_environment()["DATABASE_URL"], env)
+    postgres = compose()["services"]["postgres"]
+    assert interpolate(postgres["environment"]["POSTGRES_PASSWORD"], env) == password
+
+
+def test_the_postgres_health_check_asks_over_tcp_as_the_app_connects() -> None:
+    """On a fresh volume the image first runs a server on its Unix socket only, which a
+    socket check calls ready while the app's TCP connections are still refused."""
+    test = " ".join(compose()["services"]["postgres"]["healthcheck"]["test"])
+    assert "pg_isready -h 127.0.0.1" in test
+
+
 def test_compose_refuses_to_start_with_env_example_as_copied() -> None:
     """The postgres image sets its password once, when it makes its volume: a placeholder
     started once stays the database's password. ``.env.example`` leaves it empty, so compose
@@ -412,6 +431,5 @@ def test_compose_refuses_to_start_with_env_example_as_copied() -> None:
     )
     assert example["POSTGRES_PASSWORD"] == ""
     with pytest.raises(AssertionError, match="POSTGRES_PASSWORD"):
-        interpolate(app_environment()["DATABASE_URL"], example)
-    assert "CHANGE-ME" not in interpolate(app_environment()["DATABASE_URL"],
-                                          {**example, "POSTGRES_PASSWORD": "s3cret"})
+        interpolate(app_environment()["DATABASE_PASSWORD"], example)
+    assert "CHANGE-ME" not in interpolate(app_environment()["DATABASE_URL"], example)

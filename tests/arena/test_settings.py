@@ -164,6 +164,27 @@ def test_postgres_uses_persistent_health_checked_connections() -> None:
     assert last_line.split() == ["core.postgresql", "600", "True"], result.stderr
 
 
+def test_the_database_password_is_taken_as_written_apart_from_the_url() -> None:
+    result = manage(
+        "shell",
+        "-c",
+        "from django.db import connection; print(connection.get_connection_params()['password'])",
+        DATABASE_URL="postgresql://u@127.0.0.1:5/db",
+        DATABASE_PASSWORD="pa/ss?w#rd%65",
+    )
+    assert result.stdout.strip().splitlines()[-1] == "pa/ss?w#rd%65", result.stderr
+
+
+def test_a_database_url_that_does_not_parse_stops_start_up_without_showing_the_password(
+) -> None:
+    """Before: dj_database_url's ParseError, naming no variable, from a raw / in a password."""
+    result = manage("check", DATABASE_URL="postgresql://u:se/cret@127.0.0.1:5/db")
+    assert result.returncode != 0
+    assert "DATABASE_URL is not a valid URL" in result.stderr
+    assert "DATABASE_PASSWORD" in result.stderr
+    assert "se/cret" not in result.stderr
+
+
 def embedded_sqlite(path: Path) -> DatabaseWrapper:
     """A connection to a fresh file with exactly the embedded default's SQLite options."""
     configured = settings.DATABASES["default"]
