@@ -90,7 +90,7 @@ def start_nginx(tmp_path: Path, gunicorn: int) -> Iterator[Callable[..., int]]:
 
     def start(
         client_timeout: str = "60s", max_body: str = "1m", upstream_port: int | None = None,
-        trust_forwarded_proto: str = "false",
+        trust_forwarded_proto: str = "false", read_timeout: str | None = None,
     ) -> int:
         assert NGINX is not None
         port = _free_port()
@@ -104,6 +104,10 @@ def start_nginx(tmp_path: Path, gunicorn: int) -> Iterator[Callable[..., int]]:
             "NGINX_CLIENT_MAX_BODY_SIZE": max_body,
             "NGINX_TRUST_FORWARDED_PROTO": trust_forwarded_proto,
         })
+        if read_timeout is not None:  # a test's shortcut to the proxy's answer to a slow app
+            assert "proxy_read_timeout 60s;" in server
+            server = server.replace("proxy_read_timeout 60s;",
+                                    f"proxy_read_timeout {read_timeout};")
         (prefix / "arena.conf").write_text(server)
         # The rest is what the nginx image's own nginx.conf provides around conf.d/.
         (prefix / "nginx.conf").write_text(
@@ -274,6 +278,45 @@ def test_the_proxy_refuses_a_body_over_the_limit_with_a_json_413(
     # Under the limit, the application answers (here: not signed in).
     status, _, body = request(port, post("/api/games/", b'{"seats": 2}' + b" " * 900))
     assert status == 401 and json.loads(body)["code"] == "not_authenticated"
+
+
+def test_the_proxy_refuses_an_oversized_header_as_the_app_does_with_a_json_431(
+    start_nginx: Callable[..., int],
+) -> None:
+    """It was nginx's own HTML page (400 Request Header Or Cookie Too Large)."""
+    port = start_nginx()
+    one_long_line = get("/healthz/").replace(
+        b"\r\n\r\n", b"\r\nX-Big: " + b"a" * 9000 + b"\r\n\r\n")
+    many_lines = get("/healthz/").replace(b"\r\n\r\n", b"".join(
+        f"\r\nX-Big-{i}: ".encode() + b"a" * 7000 for i in range(6)) + b"\r\n\r\n")
+    for raw in (one_long_line, many_lines):
+        status, headers, body = request(port, raw)
+        assert status == 431
+        assert headers["content-type"] == "application/json"
+        assert json.loads(body)["code"] == "headers_too_large"
+
+
+def test_the_proxy_refuses_an_oversized_request_line_with_a_json_414(
+    start_nginx: Callable[..., int],
+) -> None:
+    port = start_nginx()
+    status, headers, body = request(port, get("/healthz/?" + "a" * 9000))
+    assert status == 414
+    assert headers["content-type"] == "application/json"
+    assert json.loads(body)["code"] == "uri_too_long"
+
+
+def test_the_proxy_answers_json_when_the_app_does_not_answer_in_time(
+    start_nginx: Callable[..., int],
+) -> None:
+    with socket.socket() as silent:  # accepts (the kernel's backlog) and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = start_nginx(upstream_port=silent.getsockname()[1], read_timeout="1s")
+        status, headers, body = request(port, get("/healthz/"))
+    assert status == 504
+    assert headers["content-type"] == "application/json"
+    assert json.loads(body)["code"] == "gateway_timeout"
 
 
 def test_the_proxy_answers_json_when_gunicorn_is_not_listening(
