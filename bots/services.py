@@ -186,7 +186,9 @@ def seat_check(user: AbstractBaseUser, bot_id: int) -> None:
 
 # --- the call log ------------------------------------------------------------------------------
 def _bump(bot_id: int, names: list[str], *, by: int = 1) -> None:
-    for name in names:
+    # In (bot, name) order, as calls_record bumps many bots' counters: the same order in every
+    # transaction, or two that bump the same counters in turn wait on each other (a deadlock).
+    for name in sorted(names):
         counter = BotCounter.objects.filter(bot_id=bot_id, name=name)
         if not counter.update(count=F("count") + by):
             try:
@@ -267,7 +269,9 @@ def calls_record(calls: list[dict[str, Any]]) -> None:
                              strike=bool(call.get("strike"))):
             counts[bot_id, name] = counts.get((bot_id, name), 0) + 1
     game_rows.insert_many(BotCall, rows)  # one statement, without the ORM's compiling
-    for (bot_id, name), count in counts.items():
+    # Locks taken in (bot, name) order: two matches sharing bots, flushing their calls in
+    # opposite orders, deadlocked on PostgreSQL (the loser's match task failed).
+    for (bot_id, name), count in sorted(counts.items()):
         _bump(bot_id, [name], by=count)
-    for bot_id in {call["bot_id"] for call in calls}:
+    for bot_id in sorted({call["bot_id"] for call in calls}):
         call_log_prune(bot_id=bot_id)
