@@ -76,5 +76,5 @@ HISTORY: dict[str, Any] = {
 TOURNAMENT_GAME: dict[str, Any] = {
     "number": 1, "game": 412, "match": 31, "bots": [5, 8], "winner": 0, "scores": [63, 0],
     "points_left": [0, 63], "strikes": [0, 1], "forfeited": [], "end_reason": "match",
-    "finished_at": "2026-01-05T10:05:12Z",
+    "rated": True, "finished_at": "2026-01-05T10:05:12Z",
 }

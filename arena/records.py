@@ -24,7 +24,7 @@ from arena.ratings import EloLadder, GameResult, bradley_terry, standings
 from bots.models import Bot
 from games import rows as game_rows
 from games.engine_state import load_state
-from games.models import Game, Seat
+from games.models import Game, GameStatus, Seat
 from games.uno.cards import POINTS, POINTS_2022
 
 
@@ -49,7 +49,15 @@ def game_result(game: Game, *, seats: Sequence[Seat] | None = None) -> dict[str,
         "strikes": [s.strikes for s in seats],
         "forfeited": forfeited,
         "end_reason": game.end_reason,
+        "rated": _won_by_play(game, seats),
     }
+
+
+def _won_by_play(game: Game, seats: Sequence[Seat]) -> bool:
+    """Whether the game's result may move ratings: not when staff aborted it (it stopped
+    wherever it was, and its hands would decide it), nor when every seat forfeited it (a
+    table of disabled bots: nobody played)."""
+    return game.status != GameStatus.ABORTED and not all(s.forfeited for s in seats)
 
 
 def _points_left(game: Game, n: int) -> list[int]:
@@ -160,7 +168,7 @@ def result_of(record: TournamentGame) -> GameResult:
         players=tuple(record.seats), winner=r.get("winner"),
         points_left=tuple(r.get("points_left", ())), scores=tuple(r.get("scores", ())),
         strikes=tuple(r.get("strikes", ())), forfeited=frozenset(r.get("forfeited", ())),
-        game_id=record.game_id, deal=record.deal,
+        game_id=record.game_id, deal=record.deal, rated=r.get("rated", True),
     )
 
 
@@ -200,7 +208,8 @@ def tournament_results(tournament: Tournament) -> list[GameResult]:
 
 
 def standings_rows(tournament: Tournament, results: list[GameResult]) -> list[dict[str, Any]]:
-    entrants = list(tournament.entrants.order_by("bot_id").values_list("bot_id", flat=True))
+    # In the order they entered: entrants still level after every key keep it (ratings.md).
+    entrants = list(tournament.entrants.order_by("id").values_list("bot_id", flat=True))
     names = dict(Bot.objects.filter(pk__in=entrants).values_list("pk", "name"))
     return [
         {"rank": i + 1, "bot": s.entrant, "name": names.get(s.entrant, ""), "games": s.games,

@@ -257,10 +257,8 @@ class MatchRun:
                 forfeits = {  # seat -> why (the bots were read with the seats)
                     s.index: FORFEIT_DISABLED if not s.bot.enabled else FORFEIT_UNRESPONSIVE
                     for s in seats if not s.bot.enabled or s.bot_id in unresponsive}
-                for seat, reason in sorted(forfeits.items()):
-                    if not game.is_over:
-                        game = game_services.seat_forfeit(game_id=game.pk, seat=seat,
-                                                          reason=reason)
+                if forfeits:  # all at once: a table of disabled bots has no winner
+                    game = game_services.seats_forfeit(game_id=game.pk, reasons=forfeits)
                 out.append((game, [] if forfeits else seats))
         return out
 

@@ -317,7 +317,9 @@ def bot_ladders(*, bot: Bot) -> list[str]:
 
 def default_rule_set() -> str:
     """The ladder shown unless one is picked: the official rules', or while nobody is rated on
-    them (``manage.py demo`` plays single hands), the one with the most rated games."""
+    them (``manage.py demo`` plays single hands), the one with the most rated games, a game
+    counted once for each bot at its table (the sum of the ratings' games: no scan of the
+    history)."""
     if Rating.objects.filter(rule_set=OFFICIAL).exists():
         return OFFICIAL
     busiest = (Rating.objects.values("rule_set").annotate(n=Sum("games"))

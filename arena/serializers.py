@@ -322,6 +322,9 @@ class TournamentGameOut(serializers.Serializer):
     forfeited = serializers.ListField(child=serializers.IntegerField(),
                                       help_text="Seats that forfeited.")
     end_reason = serializers.CharField()
+    rated = serializers.BooleanField(help_text=(
+        "False for a game nobody won by playing: aborted by staff, or forfeited by every seat "
+        "(a table of disabled bots). It counts in the standings but moves no rating."))
     finished_at = serializers.DateTimeField()
 
 
@@ -332,5 +335,5 @@ def tournament_game_data(played: Any) -> dict[str, Any]:
         "bots": played.seats, "winner": result.get("winner"), "scores": result.get("scores", []),
         "points_left": result.get("points_left", []), "strikes": result.get("strikes", []),
         "forfeited": result.get("forfeited", []), "end_reason": result.get("end_reason", ""),
-        "finished_at": played.finished_at,
+        "rated": result.get("rated", True), "finished_at": played.finished_at,
     }

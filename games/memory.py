@@ -168,7 +168,7 @@ class MemoryGame:
         return True
 
     def forfeit(self, seat: int, *, reason: str = steps.FORFEIT_DISABLED) -> None:
-        """``services.seat_forfeit``: the seat is forfeited now (a disabled bot)."""
+        """``services.seats_forfeit`` for one seat: it is forfeited now (a disabled bot)."""
         if not self.running:
             raise GameNotRunning()
         row = self.book.seats[seat]

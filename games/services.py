@@ -135,17 +135,19 @@ def game_create_seated(
 
 
 @transaction.atomic
-def seat_forfeit(*, game_id: int, seat: int, reason: str = steps.FORFEIT_DISABLED) -> Game:
-    """Forfeit a running game's seat now (a tournament's disabled or unresponsive bot: the
-    event's ``reason``): the server plays it from here on, and with fewer than two seats in
-    play the game ends."""
+def seats_forfeit(*, game_id: int, reasons: Mapping[int, str]) -> Game:
+    """Forfeit a running game's seats now, all at once (a tournament's disabled or
+    unresponsive bots: seat -> the event's reason): the server plays them from here on, and
+    with fewer than two seats in play the game ends. All at once: forfeited one by one, the
+    last of them would be the last one standing, and win."""
     game = _lock(game_id)
     if game.status != GameStatus.RUNNING:
         raise GameNotRunning()
-    row = game.seats.get(index=seat)
-    if row.forfeited:
-        return game
-    steps.forfeit(game, row, reason=reason)
+    rows_by_index = {row.index: row for row in game.seats.all()}
+    for seat, reason in sorted(reasons.items()):
+        if not rows_by_index[seat].forfeited:
+            steps.forfeit(game, rows_by_index[seat], reason=reason, settle=False)
+    steps.forfeits_settle(game)
     if not game.is_over:
         state = load_state(game)
         steps.after_move(game, state, previous_awaiting=state.awaiting, mover=None)

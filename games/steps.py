@@ -182,13 +182,21 @@ def turn_clock_run(
 
 
 def forfeit(game: Game, seat: Seat, book: DatabaseBook = DATABASE, *,
-            reason: str = FORFEIT_STRIKES) -> None:
+            reason: str = FORFEIT_STRIKES, settle: bool = True) -> None:
     """Forfeit: the seat stays in the game, played by the server at once from now on (see
-    ``after_move``). With fewer than two seats left in play the game ends: the last one
-    standing wins. ``reason`` (the event's): one of FORFEIT_REASONS."""
+    ``after_move``). With fewer than two seats left in play the game ends (``forfeits_settle``;
+    ``settle`` False: the caller settles once it has forfeited every seat it means to).
+    ``reason`` (the event's): one of FORFEIT_REASONS."""
     seat.forfeited = True
     book.seat_save(seat, ["forfeited"])
     event(game, EventKind.FORFEITED, seat=seat.index, reason=reason, book=book)
+    if settle:
+        forfeits_settle(game, book)
+
+
+def forfeits_settle(game: Game, book: DatabaseBook = DATABASE) -> None:
+    """With fewer than two seats left in play the game ends: the last one standing wins; with
+    none (every seat forfeited at once), nobody does."""
     active = book.active(game)
     if len(active) < 2:
         game.winner = active[0] if active else None

@@ -76,7 +76,8 @@ def bradley_terry(
     # busy machine (web and worker processes on a few cores) OpenBLAS's own threads made the
     # batched solves 40 times slower (6.4 s instead of 0.15 s for 400 solves of 100 x 100).
     with threadpool_limits(limits=1, user_api="blas"):
-        return _bradley_terry(list(results), entrants, resamples, seed, prior)
+        rated = [result for result in results if result.rated]  # see GameResult.rated
+        return _bradley_terry(rated, entrants, resamples, seed, prior)
 
 
 def _bradley_terry(

@@ -82,7 +82,10 @@ class EloLadder:
         return self.ratings.get(entrant, self.start)
 
     def apply(self, result: GameResult) -> list[RatingChange]:
-        """Rate one game; returns one history row per seat, in seat order."""
+        """Rate one game; returns one history row per seat, in seat order (none for a game
+        that is not rated: ``GameResult.rated``)."""
+        if not result.rated:
+            return []
         before = {player: self.rating(player) for player in result.players}
         deltas = game_deltas(result, before, k=self.k)
         changes = []

@@ -30,6 +30,9 @@ class GameResult:
     forfeited: frozenset[int] = field(default_factory=frozenset)
     game_id: object = None  # the stored game's id, carried into rating histories
     deal: object = None  # games of one duplicate deal share it (unique within a tournament)
+    # False: a game nobody won by playing (aborted by staff, or every seat forfeited): it
+    # counts in the standings (games, strikes, forfeits) but moves no rating, Elo or BT.
+    rated: bool = True
 
     def __post_init__(self) -> None:
         n = len(self.players)

@@ -465,6 +465,46 @@ def test_a_game_changed_under_its_match_worker_is_aborted_interrupted_and_dealt_
     assert not Game.objects.filter(end_reason="staff").exists()
 
 
+def test_a_game_staff_abort_during_a_tournament_is_recorded_and_moves_no_rating(
+    alice: Any,
+) -> None:
+    """The admin's "Abort the selected games" on a tournament's game in play. Before: it was
+    recorded and rated by the cards each side held when the abort came (a full K of Elo)."""
+    stalled, released = threading.Event(), threading.Event()
+
+    def stall_once(url: str, body: Any) -> None:
+        if not stalled.is_set():  # the worker's event loop stops at its first bot call
+            stalled.set()
+            released.wait(60)
+
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.select_related("tournament").get(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        worker = threading.Thread(target=MatchRun(match, token, answer=stall_once).run)
+        worker.start()
+        try:
+            assert stalled.wait(60)
+            aborted = Game.objects.get(pk=sorted(Match.objects.get(pk=match.pk).live.values())[0])
+            game_services.game_abort(game_id=aborted.pk)  # what the admin's action calls
+        finally:
+            released.set()
+            worker.join(120)
+        assert not worker.is_alive()
+    assert services.tournament_finalize(tournament_id=tournament.pk)  # (match_play's part)
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)
+    record = TournamentGame.objects.get(game=aborted)
+    assert (record.result["end_reason"], record.result["rated"]) == ("staff", False)
+    assert not RatingChange.objects.filter(game_id=aborted.pk).exists()
+    others = done.tournament_games.exclude(game=aborted)
+    assert RatingChange.objects.count() == 2 * others.count()
+    assert sum(row["games"] for row in done.bradley_terry["ratings"]) == 2 * others.count()
+
+
 def test_a_matchs_last_game_recorded_counts_the_match_done_in_the_same_write(alice: Any) -> None:
     """Progress never reads every game played and a match still to go: the last game's record
     counts the match done, before its worker ends the match."""

@@ -328,6 +328,30 @@ def test_a_disabled_bot_forfeits_its_games(alice: Any) -> None:
     assert line["forfeits"] == 4 and line["wins"] == 0
 
 
+def test_a_table_of_disabled_bots_has_no_winner_and_moves_no_rating(alice: Any) -> None:
+    """Before: their seats were forfeited one by one, so the last of them was the last one
+    standing and won (+8 Elo, a win in the standings) for a bot that never played."""
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        Bot.objects.filter(pk__in=[bots[0].pk, bots[1].pk]).update(enabled=False)
+        done = services.tournament_run_foreground(tournament_id=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)
+    between = [r for r in done.tournament_games.all() if bots[2].pk not in r.seats]
+    assert len(between) == 2
+    for record in between:
+        assert (record.result["winner"], record.result["forfeited"]) == (None, [0, 1])
+        assert record.result["rated"] is False
+        assert not RatingChange.objects.filter(game_id=record.game_id).exists()
+    for record in done.tournament_games.exclude(pk__in=[r.pk for r in between]):
+        assert record.result["rated"] is True  # one bot forfeited, the other won: rated
+        assert RatingChange.objects.filter(game_id=record.game_id).count() == 2
+    lines = {row["bot"]: row for row in done.standings}
+    for disabled in bots[:2]:
+        assert (lines[disabled.pk]["wins"], lines[disabled.pk]["forfeits"]) == (0, 4)
+
+
 def test_a_bot_that_stops_answering_is_forfeited_and_the_tournament_ends(alice: Any) -> None:
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots, max_strikes=2)

@@ -63,7 +63,9 @@ def assert_recorded_once(tournament: Tournament) -> None:
         assert match.live == {}
     games = Game.objects.filter(tournament_game__tournament=tournament)
     assert games.count() == len(numbers)
-    assert not games.exclude(status=GameStatus.FINISHED).exists()
+    # Finished, or aborted by staff (recorded as it stood, unrated): never "interrupted".
+    assert not games.exclude(status=GameStatus.FINISHED).exclude(
+        status=GameStatus.ABORTED, end_reason="staff").exists()
     # Each game dealt from its planned seed, its bots in the planned seats.
     plan = {i["number"]: i for m in tournament.matches.all() for i in m.plan}
     for record in records.select_related("game"):
@@ -76,9 +78,10 @@ def assert_consistent(tournament: Tournament) -> None:
     """The stored standings and Elo are what the ratings modules make of the stored games."""
     tournament.refresh_from_db()
     results = records.tournament_results(tournament)
-    entrants = sorted(tournament.entrants.values_list("bot_id", flat=True))
+    entrants = list(tournament.entrants.order_by("id").values_list("bot_id", flat=True))
     table = standings(results, entrants=entrants)
-    assert [row["bot"] for row in tournament.standings] == [s.entrant for s in table]
+    assert [row["bot"] for row in tournament.standings] == [s.entrant for s in table], (
+        tournament.standings, table)
     assert [row["wins"] for row in tournament.standings] == [s.wins for s in table]
     # Elo: every rated game of the rule set, replayed in TournamentGame id order.
     every = [records.result_of(r) for r in TournamentGame.objects.filter(
@@ -92,7 +95,7 @@ def assert_consistent(tournament: Tournament) -> None:
     changes = RatingChange.objects.filter(rating__rule_set=tournament.rule_set)
     assert changes.count() == len(history)
     for rating in Rating.objects.filter(rule_set=tournament.rule_set):
-        played = [r for r in every if rating.bot_id in r.players]
+        played = [r for r in every if r.rated and rating.bot_id in r.players]
         assert rating.games == len(played)
         assert rating.wins == sum(r.winner is not None and r.players[r.winner] == rating.bot_id
                                   for r in played)
