@@ -233,6 +233,10 @@ def tournament_start(
         raise TournamentError(f"The tournament {_past_its_draft(tournament)}.")
     _entrants_still_eligible(tournament)
     bots = list(tournament.entrants.order_by("bot_id").values_list("bot_id", flat=True))
+    total = schedule.games_count(len(bots), table_size=tournament.table_size,
+                                 games_per_pairing=tournament.games_per_pairing)
+    if total > MAX_GAMES:  # before the schedule is built: that alone took seconds
+        raise TournamentError(f"That schedules {total} games; the most is {MAX_GAMES}.")
     try:
         planned = schedule.round_robin(
             bots, seed=tournament.seed, table_size=tournament.table_size,
@@ -241,8 +245,6 @@ def tournament_start(
         )
     except schedule.ScheduleError as exc:
         raise TournamentError(str(exc)) from None
-    if len(planned) > MAX_GAMES:
-        raise TournamentError(f"That schedules {len(planned)} games; the most is {MAX_GAMES}.")
     tables: dict[frozenset[int], list[dict[str, Any]]] = {}
     for game in planned:
         tables.setdefault(frozenset(game.players), []).append({

@@ -17,6 +17,7 @@ from arena.schedule import (
     ScheduleError,
     balanced_tables,
     game_seed,
+    games_count,
     round_robin,
 )
 
@@ -393,3 +394,15 @@ def test_two_seat_schedules_are_the_ones_played_before_the_cyclic_order_varied(
     )
     rows = [[list(game.players), game.deal, game.seed] for game in schedule]
     assert hashlib.sha256(json.dumps(rows).encode()).hexdigest()[:16] == digest
+
+
+@pytest.mark.parametrize(("entrants", "size", "games", "duplicate"), [
+    (2, 2, 1, False), (6, 2, 6, False), (7, 3, 3, False), (7, 3, 3, True), (10, 4, 2, False),
+    (16, 5, 1, False), (20, 10, 2, False), (23, 6, 6, True), (40, 2, 1, False),
+])
+def test_the_games_count_is_what_the_schedule_holds_without_building_it(
+    entrants: int, size: int, games: int, duplicate: bool
+) -> None:
+    planned = round_robin(list(range(entrants)), seed=7, table_size=size,
+                          games_per_pairing=games, duplicate_deals=duplicate)
+    assert games_count(entrants, table_size=size, games_per_pairing=games) == len(planned)

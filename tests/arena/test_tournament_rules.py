@@ -105,3 +105,22 @@ def test_the_schedule_is_cut_into_one_match_per_table(alice: Any) -> None:
         for item in match.plan:  # each deal played once in each seating, same seed
             deals.setdefault(item["seed"], set()).add(item["seats"][0])
         assert all(first == set(match.bots) for first in deals.values())
+
+
+def test_a_start_past_the_games_cap_is_refused_before_the_schedule_is_built(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20 bots at tables of 10, 1,000 games a table: 1,000,000 games. The refusal took 30 s
+    and 300 MB (the whole schedule built, the tournament's row locked) to say so."""
+    cup = _cup(alice, table_size=10, games_per_pairing=1000)
+    for i in range(20):
+        services.entrant_enter(tournament_id=cup.pk, bot_id=_bot(alice, f"b{i}").pk, user=alice)
+
+    def never(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("the schedule was built")
+
+    monkeypatch.setattr(services.schedule, "round_robin", never)
+    with pytest.raises(services.TournamentError, match="schedules 1000000 games; the most is"):
+        services.tournament_start(tournament_id=cup.pk, user=alice)
+    cup.refresh_from_db()
+    assert cup.status == TournamentStatus.DRAFT and not Match.objects.filter(tournament=cup)
