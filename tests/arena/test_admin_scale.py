@@ -108,6 +108,10 @@ def test_the_tournament_page_shows_the_latest_games_and_links_to_all_of_them(
                         .values_list("game_id", flat=True))
     assert "Spring cup" in listing.content.decode()  # the filter names what it shows
     assert list(staff.get("/admin/games/game/?tournament=x").context["cl"].result_list) == []
+    # Past any id (on SQLite the driver overflowed: a 500): nothing, named as not found.
+    huge = staff.get("/admin/games/game/?tournament=99999999999999999999999")
+    assert huge.status_code == 200 and list(huge.context["cl"].result_list) == []
+    assert "no tournament 99999999999999999999999" in huge.content.decode()
 
 
 def test_a_tournament_with_few_games_shows_them_all_without_a_note(
