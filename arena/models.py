@@ -84,10 +84,12 @@ class Tournament(models.Model):
     @property
     def matches_dropped(self) -> int:
         """Matches a cancel left unfinished (never started, or stopped part-way); 0 unless
-        cancelled."""
+        cancelled. A match still running when the cancel came counts once it ends short of
+        its games, not before: it may yet finish them (counted as dropped at once, the figure
+        shrank as such matches were done)."""
         if self.status != TournamentStatus.CANCELLED:
             return 0
-        return max(self.matches_total - self.matches_done, 0)
+        return self.matches.filter(status=MatchStatus.CANCELLED).count()
 
     @property
     def games_dropped(self) -> int:

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
-from django.core.management.base import OutputWrapper
+from django.core.management.base import CommandError, OutputWrapper
+from rest_framework.exceptions import APIException
 
 from arena import presenters, services
 from arena.models import MatchStatus, Tournament, TournamentStatus
 from arena.serializers import progress_data
 from arena.terminal import ProgressBar, table
+from core.api_errors import error_body
+
+
+@contextmanager
+def refusals() -> Iterator[None]:
+    """The services' refusals (a bad field, an ineligible bot, too few entrants) as one line
+    with the API's own message, not a traceback."""
+    try:
+        yield
+    except APIException as exc:
+        raise CommandError(error_body(exc)["detail"]) from None
 
 
 def _progress_of(update: Any) -> Mapping[str, Any]:

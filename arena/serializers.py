@@ -97,7 +97,9 @@ class ProgressOut(serializers.Serializer):
     games_total = serializers.IntegerField()
     matches_dropped = serializers.IntegerField(help_text="Matches a cancel left unfinished "
                                                "(never started, or stopped part-way): never "
-                                               "to be played. 0 unless `cancelled`.")
+                                               "to be played. 0 unless `cancelled`. A match "
+                                               "running at the cancel counts once it ends "
+                                               "short of its games.")
     games_dropped = serializers.IntegerField(help_text="Games a cancel left unplayed. 0 "
                                              "unless `cancelled`.")
     eta_seconds = serializers.FloatField(

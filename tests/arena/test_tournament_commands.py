@@ -59,6 +59,20 @@ def test_the_demo_registers_verifies_and_ranks_the_reference_and_starter_bots() 
     assert "12/12 games" in text
 
 
+@pytest.mark.parametrize(("args", "message"), [
+    (("--games-per-pairing", "0"), "games_per_pairing"),
+    (("--games-per-pairing", "1001"), "games_per_pairing"),
+    (("--seed", "-5"), "seed"),
+])
+def test_the_demo_refuses_bad_numbers_in_one_line_before_serving_any_bot(
+    args: tuple[str, ...], message: str
+) -> None:
+    """Before: a ValidationError's traceback, after the bots were served and verified."""
+    with pytest.raises(CommandError, match=message):
+        run("demo", "--no-starter", *args)
+    assert not Bot.objects.exists() and not Tournament.objects.exists()
+
+
 def test_running_the_demo_again_reuses_the_bots_and_their_verification() -> None:
     run("demo", "--games-per-pairing", "1", "--no-starter")
     first = {b.name: (b.pk, b.url, b.verified_at) for b in Bot.objects.all()}

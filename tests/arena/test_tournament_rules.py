@@ -8,7 +8,7 @@ import pytest
 from rest_framework.exceptions import ValidationError
 
 from arena import services
-from arena.models import Match, Tournament, TournamentStatus
+from arena.models import Match, MatchStatus, Tournament, TournamentStatus
 from bots import services as bot_services
 from bots.models import Bot
 
@@ -124,3 +124,34 @@ def test_a_start_past_the_games_cap_is_refused_before_the_schedule_is_built(
         services.tournament_start(tournament_id=cup.pk, user=alice)
     cup.refresh_from_db()
     assert cup.status == TournamentStatus.DRAFT and not Match.objects.filter(tournament=cup)
+
+
+def test_a_match_running_at_the_cancel_is_not_counted_dropped_until_it_ends_short(
+    alice: Any, bob: Any
+) -> None:
+    """Before: counted dropped at once, and when it then finished its games the figure shrank
+    (the cancel's answer said 5 dropped, the final state 3)."""
+    from tests.arena.admin_fixtures import build_world
+
+    world = build_world(alice, bob)  # matches: one done, one running (2 games live), one pending
+    running = Match.objects.get(tournament=world.running, status=MatchStatus.RUNNING)
+    Match.objects.filter(pk=running.pk).update(live={"3": 0, "4": 0})
+    cancelled = services.tournament_cancel(tournament_id=world.running.pk, user=alice)
+    assert (cancelled.matches_dropped, cancelled.games_dropped) == (1, 2)
+    # The running match plays its two games to the end: nothing more was dropped.
+    Match.objects.filter(pk=running.pk).update(status=MatchStatus.DONE, games_done=2, live={})
+    Tournament.objects.filter(pk=cancelled.pk).update(games_done=4, matches_done=2)
+    cancelled.refresh_from_db()
+    assert (cancelled.matches_dropped, cancelled.games_dropped) == (1, 2)
+
+
+def test_entrants_level_in_the_standings_keep_the_order_they_entered_in(alice: Any) -> None:
+    """ratings.md says so; they were in bot id order."""
+    from arena import records
+
+    cup = _cup(alice)
+    bots = [_bot(alice, name) for name in ("first", "second", "third")]
+    for bot in reversed(bots):
+        services.entrant_enter(tournament_id=cup.pk, bot_id=bot.pk, user=alice)
+    rows = records.standings_rows(cup, [])
+    assert [row["bot"] for row in rows] == [bot.pk for bot in reversed(bots)]

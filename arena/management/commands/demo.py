@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena import local_bots, services
 from arena.management.commands.arena_main import browsable
-from arena.reports import final_table, leaderboard_table, run_in_foreground
+from arena.reports import final_table, leaderboard_table, refusals, run_in_foreground
 
 # Single hands keep the demo short (a whole game to 500 points is several hands); duplicate
 # deals (with an even number of games per pairing) make its few games tell the strategies
@@ -42,6 +42,12 @@ class Command(BaseCommand):
         if settings.PRODUCTION:
             raise CommandError("demo is for the embedded default, not ARENA_PRODUCTION=true.")
         began = time.monotonic()
+        fields = {"options": DEMO_OPTIONS, "table_size": 2,
+                  "games_per_pairing": options["games_per_pairing"],
+                  "duplicate_deals": options["games_per_pairing"] % 2 == 0,
+                  "seed": options["seed"]}
+        with refusals():  # before any bot is served: a bad number is one line, not a traceback
+            services.tournament_check(name="Demo", **fields)
         owner = local_bots.demo_owner()
         with local_bots.hosted() as hosted:
             for name in local_bots.REFERENCE:
@@ -53,12 +59,7 @@ class Command(BaseCommand):
             hosted.verify_all(self.stdout.write)
             tournament = services.tournament_create_started(
                 owner=owner, bots=list(hosted.bots.values()),
-                name=f"Demo round robin {time.strftime('%Y-%m-%d %H:%M:%S')}",
-                options=DEMO_OPTIONS, table_size=2,
-                games_per_pairing=options["games_per_pairing"],
-                duplicate_deals=options["games_per_pairing"] % 2 == 0,
-                seed=options["seed"],
-            )
+                name=f"Demo round robin {time.strftime('%Y-%m-%d %H:%M:%S')}", **fields)
             self.stdout.write(f"Tournament {tournament.pk}: {len(hosted.bots)} bots, "
                               f"{options['games_per_pairing']} games per pairing")
             tournament = run_in_foreground(tournament, self.stdout)

@@ -14,19 +14,15 @@ with them), then the final table is printed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from rest_framework.exceptions import APIException
 
 from arena import local_bots, services
 from arena.models import Tournament, TournamentStatus
-from arena.reports import final_table, run_in_foreground
+from arena.reports import final_table, refusals, run_in_foreground
 from bots.models import Bot
-from core.api_errors import error_body
 
 
 class Command(BaseCommand):
@@ -69,19 +65,9 @@ class Command(BaseCommand):
                 tournament = _create(options, bots)
                 self.stdout.write(f"Tournament {tournament.pk} ({tournament.name}): "
                                   f"{len(bots)} bots")
-            with _refusals():
+            with refusals():
                 tournament = run_in_foreground(tournament, self.stdout)
         self.stdout.write(final_table(tournament))
-
-
-@contextmanager
-def _refusals() -> Iterator[None]:
-    """The services' refusals (a bad field, an ineligible bot, too few entrants) as one line
-    with the API's own message, not a traceback."""
-    try:
-        yield
-    except APIException as exc:
-        raise CommandError(error_body(exc)["detail"]) from None
 
 
 def _bot(name: str) -> Bot:
@@ -112,7 +98,7 @@ def _create(options: dict[str, Any], bots: list[Bot]) -> Tournament:
     else:
         owner = local_bots.demo_owner()
     names = ", ".join(b.name for b in bots)
-    with _refusals():  # created, entered and started in one transaction, or nothing is
+    with refusals():  # created, entered and started in one transaction, or nothing is
         return services.tournament_create_started(
             owner=owner, bots=bots, name=options["name"] or f"Round robin: {names}"[:100],
             options=engine_options, table_size=options["table_size"],
