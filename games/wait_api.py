@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import logging
 from collections.abc import Iterator
 from typing import Any
 
+from django.db import DatabaseError
 from django.http import HttpResponseBase
 from rest_framework.request import Request
 
@@ -27,6 +29,8 @@ from games.play_api import (
 )
 from games.serializers import EventsQuery, ViewQuery
 from games.waiting import Suspended, WaitingApiView
+
+log = logging.getLogger(__name__)
 
 
 def _deadline(wait: float) -> float:
@@ -143,11 +147,16 @@ class GameMovesWaitApi(WaitingApiView, GameMovesApi):
         def resume(change: notify.Change | None) -> HttpResponseBase:
             if change is None:
                 return _answer(played, seat, found, played_body)
-            again = selectors.seat_with_game(
-                game_id=game.pk, user=request.user, version=change.version
-            )
-            return self._until(request, played, seat, again.game, again, known, until_turn,
-                               deadline, played_body)
+            try:
+                again = selectors.seat_with_game(
+                    game_id=game.pk, user=request.user, version=change.version
+                )
+                return self._until(request, played, seat, again.game, again, known,
+                                   until_turn, deadline, played_body)
+            except DatabaseError:  # the move is committed: never answered as an error
+                log.warning("game %s: a play-and-wait's read failed; answered with the move "
+                            "as if its wait had run out", game.pk, exc_info=True)
+                return _answer(played, seat, found, played_body)
 
         def answer_now(change: notify.Change) -> HttpResponseBase | None:
             found = _seat_now(seat, change, known, until_turn)

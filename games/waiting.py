@@ -55,10 +55,15 @@ def _threads() -> ThreadPool:
 
 
 def _step(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """One step of a waiting request on a pool thread. After its last step (an answer, or an
-    error), it leaves its thread's database connection as Django's request end would (kept
-    unless broken or too old; checked before its next use): once per request, not per step,
-    as each check is a round trip."""
+    """One step of a waiting request on a pool thread. Each step checks its thread's database
+    connection before its first query, as a request's start does (a poll of the socket,
+    core.postgresql): a step that resumes a wait is no request's start, and its connection
+    may have died while the wait was suspended (PostgreSQL restarted, the backend killed); it
+    was used unchecked, and a move already committed was answered 503. After its last step
+    (an answer, or an error), the connection is left as Django's request end leaves it (kept
+    unless broken or too old)."""
+    for conn in connections.all(initialized_only=True):
+        conn.health_check_done = False
     done = True
     try:
         result = function(*args, **kwargs)

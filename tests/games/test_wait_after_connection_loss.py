@@ -1,0 +1,78 @@
+"""A waiting request whose thread's database connection died while it waited (PostgreSQL
+restarted, or the backend terminated) goes on with a new one: its answer is the one it waits
+for, never a 503 for a move that was committed. Needs PostgreSQL."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from typing import Any
+
+import pytest
+from django.db import connection
+
+from arena.accounts.services import token_create
+from tests.games.conftest import choose
+from tests.live_server import call, live_server
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def _terminate_the_servers_connections() -> int:
+    """Every other backend of this test database: the server's (its LISTEN included)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                       "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.parametrize("waiting", ["move", "view"])
+def test_a_wait_whose_connection_died_gets_its_answer_not_a_503(
+    django_user_model: Any, waiting: str
+) -> None:
+    """Before: resumed on a thread whose connection was dead and unchecked (the check ran
+    once per request, after its last step), the wait answered 503 database_unavailable,
+    also for a play-and-wait whose move had been committed."""
+    keys = [token_create(user=django_user_model.objects.create_user(name))[1]
+            for name in ("alice", "bob")]
+    rng = random.Random(3)
+    # One wait thread: the wait resumes on the thread, and the connection, its first step used.
+    with live_server({"WAIT_THREADS": "1"}) as port:
+        status, game, _ = call(port, "POST", "/api/games/", key=keys[0], body={
+            "seats": 2, "turn_seconds": 600, "options": {"single_hand": True}})
+        assert status == 201, game
+        url = f"/api/games/{game['id']}"
+        assert call(port, "POST", f"{url}/join/", key=keys[1])[0] == 200
+        assert call(port, "POST", f"{url}/start/", key=keys[0])[0] == 200
+        views = [call(port, "GET", f"{url}/view/", key=key)[1] for key in keys]
+        mover = next(i for i, view in enumerate(views) if view["view"]["legal_moves"])
+        other = 1 - mover
+        answers: list[tuple[int, Any]] = []
+
+        def wait() -> None:
+            if waiting == "move":  # play-and-wait: the move commits, then the wait
+                view = views[mover]
+                path = f"{url}/moves/?wait=20&until=turn"
+                legal = view["view"]["legal_moves"]
+                body = {"version": view["version"], "move": choose(rng, legal)}
+                answers.append(call(port, "POST", path, key=keys[mover], body=body)[:2])
+            else:  # the player not on turn long-polls for its turn
+                path = f"{url}/view/?wait=20&until=turn"
+                answers.append(call(port, "GET", path, key=keys[other])[:2])
+
+        waiter = threading.Thread(target=wait)
+        waiter.start()
+        time.sleep(1.0)  # the wait is suspended, its thread idle
+        assert _terminate_the_servers_connections() >= 1
+        time.sleep(2.0)  # the LISTEN comes back and has every wait read again
+        assert waiter.is_alive(), answers  # still waiting: nobody moved yet
+        # Whoever is now on turn moves: the wait ends with its turn.
+        on_turn = other if waiting == "move" else mover
+        view = call(port, "GET", f"{url}/view/", key=keys[on_turn])[1]
+        move = {"version": view["version"], "move": choose(rng, view["view"]["legal_moves"])}
+        assert call(port, "POST", f"{url}/moves/", key=keys[on_turn], body=move)[0] == 201
+        waiter.join(30)
+    (status, body), = answers
+    assert status in (200, 201), body
+    assert body["view"]["legal_moves"] or body["status"] != "running"  # its turn, or the end
