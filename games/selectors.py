@@ -429,6 +429,8 @@ def replay_states(
     deals = [engine.full_view(state)]
     for seat, move in moves:
         hand = state.hand_number
+        if isinstance(move, dict):  # a log written before nulls were refused, if any
+            move = {key: value for key, value in move.items() if value is not None}
         engine.apply_recorded(state, seat, engine.Move.from_json(move))  # older logs too
         if state.hand_number != hand:
             deals.append(engine.full_view(state))

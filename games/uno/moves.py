@@ -49,6 +49,9 @@ class Move:
                 raise MalformedMove(f"unknown move field {key!r}")
         if "type" not in data:
             raise MalformedMove("a move needs a 'type'")
+        for key in ("card", "color", "target"):  # an absent field is left out, not null
+            if key in data and data[key] is None:
+                raise MalformedMove(f"'{key}' must not be null: leave it out")
         uno = data.get("uno", False)
         if type(uno) is not bool:
             raise MalformedMove("'uno' must be a boolean")

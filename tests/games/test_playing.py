@@ -160,6 +160,7 @@ def test_it_rejects_an_illegal_move_with_the_reason(
         {"version": True, "move": {"type": "draw"}},
         {"version": -1, "move": {"type": "draw"}},
         {"version": 0, "move": None},
+        {"version": 0, "move": {"type": "draw", "color": None}},
         [],
     ],
 )
