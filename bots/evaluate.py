@@ -30,7 +30,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from games.uno import GameState, Move, Options, all_legal_moves, apply, new_game, view
+from games.uno import (
+    GameState,
+    Move,
+    Options,
+    OptionsError,
+    all_legal_moves,
+    apply,
+    new_game,
+    view,
+)
 
 from .strategies import STRATEGIES, Strategy
 
@@ -194,11 +203,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         "calls, jump-ins), as at a table of people; the arena asks a bot only when awaited",
     )
     args = parser.parse_args(argv)
-    chosen = json.loads(args.options)
-    if not isinstance(chosen, dict) or "players" in chosen:
-        raise SystemExit("--options: a JSON object of engine options, without players (the "
-                         "heads-up lines seat 2, the three-way one 3)")
-    options = Options.from_json({**chosen, "players": 2})
+    if args.games < 1:
+        parser.error("--games: at least 1")
+    options = _options(args.options)
     print(f"options: {json.dumps({k: v for k, v in options.to_json().items() if k != 'players'})}")
     if args.bot:
         yours = dict(load_strategy(spec) for spec in args.bot)
@@ -210,6 +217,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     for pair in PAIRINGS:
         print("\n".join(_lines(pair, args, options, STRATEGIES)))
     print("\n".join(_lines(tuple(STRATEGIES), args, options, STRATEGIES)))
+
+
+def _options(given: str) -> Options:
+    """``--options`` as the engine takes them, or the command's end saying what is wrong."""
+    try:
+        chosen = json.loads(given)
+    except ValueError as exc:
+        raise SystemExit(f"--options: not JSON ({exc})") from None
+    if not isinstance(chosen, dict) or "players" in chosen:
+        raise SystemExit("--options: a JSON object of engine options, without players (the "
+                         "heads-up lines seat 2, the three-way one 3)")
+    try:
+        return Options.from_json({**chosen, "players": 2})
+    except OptionsError as exc:
+        raise SystemExit(f"--options: {exc}") from None
 
 
 def _lines(names: Sequence[str], args: argparse.Namespace, options: Options,

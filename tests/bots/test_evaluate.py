@@ -87,3 +87,21 @@ def test_it_stops_at_an_illegal_answer_naming_the_seed_seat_and_move(
 def test_it_refuses_players_in_the_options() -> None:
     with pytest.raises(SystemExit, match="without players"):
         evaluate.main(["--options", '{"players": 4}'])
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (["--options", '{"stacking": 1}'], "--options: stacking: must be a boolean"),
+    (["--options", '{"bogus": true}'], "--options: bogus: unknown option"),
+    (["--options", "nope"], "--options: not JSON"),
+])
+def test_it_refuses_bad_options_in_one_line(args: list[str], said: str) -> None:
+    """Before: the engine's OptionsError escaped as a traceback."""
+    with pytest.raises(SystemExit, match=said):
+        evaluate.main(args)
+
+
+def test_it_refuses_fewer_than_one_game(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: a ZeroDivisionError while printing the table."""
+    with pytest.raises(SystemExit):
+        evaluate.main(["--games", "0"])
+    assert "--games: at least 1" in capsys.readouterr().err
