@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from arena.models import (
 from arena.ratings import OFFICIAL, GameResult
 from bots import selectors as bot_selectors
 from bots.models import Bot, BotCounter
-from core.throttling import CACHE_ERRORS
+from core.throttling import with_cache
 from games.models import Game, Seat
 
 
@@ -141,24 +140,20 @@ def _table_so_far(tournament: Tournament, table: str) -> Any:
         if found is not None:
             return found
     found = _TABLES[table](tournament, _results_so_far(tournament))
-    with contextlib.suppress(*CACHE_ERRORS):
-        cache.set_many({key: found, latest: found}, TABLE_CACHE_SECONDS)
+    with_cache(lambda: cache.set_many({key: found, latest: found}, TABLE_CACHE_SECONDS),
+               failed=None, counter=None, what="tournament table kept")
     return found
 
 
 def _cached(key: str) -> Any:
-    try:
-        return cache.get(key)
-    except CACHE_ERRORS:
-        return None
+    return with_cache(lambda: cache.get(key), failed=None, counter=None,
+                      what="tournament table read")
 
 
 def _first_to_make(key: str) -> bool:
     """Whether this request is the one to make the table (an unreachable cache: every one)."""
-    try:
-        return bool(cache.add(key, 1, TABLE_MAKING_SECONDS))
-    except CACHE_ERRORS:
-        return True
+    return bool(with_cache(lambda: cache.add(key, 1, TABLE_MAKING_SECONDS), failed=True,
+                           counter=None, what="tournament table claimed"))
 
 
 def _results_so_far(tournament: Tournament) -> list[GameResult]:

@@ -13,24 +13,23 @@ not each wait for it in turn.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 
 from core import metrics
+from core.backoff import Backoff
 
 log = logging.getLogger(__name__)
 
 # After a failed send, sends are not tried for this long (answered False at once).
 BACKOFF_SECONDS = 5.0
-_down_until = 0.0
+_backoff = Backoff(BACKOFF_SECONDS)
 
 
 def send(publish: Callable[[], object], *, counter: str, what: str, instead: str) -> bool:
     """Call ``publish`` (an ``apply_async``). False, counted under ``counter``, if it failed
     now or the broker failed a moment ago; ``what`` and ``instead`` name, for the log, what was
     sent and what happens to it now."""
-    global _down_until
-    if time.monotonic() < _down_until:
+    if _backoff.skipping():
         metrics.incr(counter)
         return False
     try:
@@ -38,7 +37,7 @@ def send(publish: Callable[[], object], *, counter: str, what: str, instead: str
     except Exception as exc:
         # Any exception: the change is committed, and kombu raises library errors, redis-py's
         # and socket errors alike; none of them may reach the request as a 500.
-        _down_until = time.monotonic() + BACKOFF_SECONDS
+        _backoff.failed()
         metrics.incr(counter)
         log.warning("%s %s: could not send it to the broker (%s: %s); not trying the broker "
                     "again for %s s", what, instead, type(exc).__name__, exc, BACKOFF_SECONDS)
@@ -48,5 +47,4 @@ def send(publish: Callable[[], object], *, counter: str, what: str, instead: str
 
 def forget() -> None:
     """Try the broker at the next send (tests)."""
-    global _down_until
-    _down_until = 0.0
+    _backoff.forget()

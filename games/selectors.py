@@ -25,7 +25,7 @@ from django.db.models import (
 from django.db.models.functions import Coalesce, RowNumber
 
 from core import metrics
-from core.throttling import CACHE_ERRORS
+from core.throttling import with_cache
 from games import clock, hooks, notify, rows, services, steps
 from games import uno as engine
 from games.engine_state import load_state
@@ -378,17 +378,12 @@ def game_replay_cached(*, game: Game) -> dict[str, Any]:
     if not game.is_over:
         raise GameNotOver()
     key = f"games:replay:{game.pk}:{game.version}"
-    try:
-        replay = cache.get(key)
-    except CACHE_ERRORS:
-        metrics.incr(metrics.REPLAY_CACHE_ERRORS)
-        return game_replay(game=game)
+    replay = with_cache(lambda: cache.get(key), failed=None,
+                        counter=metrics.REPLAY_CACHE_ERRORS, what="replay read")
     if replay is None:
         replay = game_replay(game=game)
-        try:
-            cache.set(key, replay, settings.REPLAY_CACHE_SECONDS)
-        except CACHE_ERRORS:
-            metrics.incr(metrics.REPLAY_CACHE_ERRORS)
+        with_cache(lambda: cache.set(key, replay, settings.REPLAY_CACHE_SECONDS), failed=None,
+                   counter=metrics.REPLAY_CACHE_ERRORS, what="replay kept")
     return replay
 
 

@@ -71,6 +71,9 @@ def _broker_tried_afresh() -> Any:
     broker = sys.modules.get("core.broker")
     if broker is not None:
         broker.forget()
+    throttling = sys.modules.get("core.throttling")  # the cache's back-off, likewise
+    if throttling is not None:
+        throttling.cache_backoff.forget()
 
 
 @pytest.fixture

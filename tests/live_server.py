@@ -31,12 +31,12 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def stalled_server() -> Iterator[int]:
+def stalled_server(held: list[socket.socket] | None = None) -> Iterator[int]:
     """A TCP server that accepts connections and never answers a byte: a Redis stopped with
     ``kill -STOP`` (its kernel still completes the handshake) or behind a half-open connection.
-    Yields its port."""
+    Yields its port; ``held`` (if given) gets each connection it accepted."""
     listener = socket.create_server(("127.0.0.1", 0), backlog=128)
-    held: list[socket.socket] = []
+    held = [] if held is None else held
 
     def accept() -> None:
         with contextlib.suppress(OSError):  # the listener closed: the test is over
