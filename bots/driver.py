@@ -413,7 +413,8 @@ class Driver:
         call = {"bot_id": seat.bot_id, "kind": CallKind.TURN, "game_id": game_id,
                 "version": version, "seat": seat_index, "created_at": timezone.now()}
         if not seat.enabled:
-            self._fail(play, seat_index, call, runner.DISABLED, "The bot is disabled.", None, 0.0)
+            self._fail(play, seat_index, call, runner.DISABLED, "The bot is disabled.", None,
+                       None)  # not called: no latency
             return True
         view = played.view(seat_index)
         payload = runner.turn_payload(
@@ -444,7 +445,7 @@ class Driver:
         return True
 
     def _fail(self, play: _Play, seat: int, call: dict[str, Any], error: str, detail: str,
-              status: int | None, latency: float) -> None:
+              status: int | None, latency: float | None) -> None:
         """The seat's default move and a strike (``games.services.seat_default``'s rules)."""
         self._note_unanswered(play, call["bot_id"], error)
         struck = play.played.default(seat, reason=error)

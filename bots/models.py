@@ -85,7 +85,11 @@ class BotCall(models.Model):
     seat = models.PositiveSmallIntegerField(null=True, blank=True)
     kind = models.CharField(max_length=8, choices=CallKind.choices)
     status = models.PositiveSmallIntegerField(null=True, blank=True, help_text="HTTP status.")
-    latency_ms = models.FloatField()
+    # None: no call was made (the bot disabled; no time left on the turn clock). Latency
+    # figures (p50/p99) and the ``calls`` count take only the calls made.
+    latency_ms = models.FloatField(null=True, blank=True, help_text=(
+        "Milliseconds from sending the call to its answer (or its failure); null when no call "
+        "was made: the bot disabled, or no time left on the turn clock."))
     # "" when the call succeeded; else a transport error kind, "malformed", "illegal", ...
     error = models.CharField(max_length=24, blank=True, default="")
     detail = models.CharField(max_length=500, blank=True, default="")

@@ -161,9 +161,9 @@ class _Latencies:
         with self._lock:
             if bot_id in self._by_bot:
                 return
-        recent = list(BotCall.objects.filter(bot_id=bot_id, kind=CallKind.TURN)
-                      .order_by("-id").values_list("latency_ms", flat=True)[:self.WINDOW])
-        recent.reverse()
+        newest = (BotCall.objects.filter(bot_id=bot_id, kind=CallKind.TURN)
+                  .order_by("-id").values_list("latency_ms", flat=True)[:self.WINDOW])
+        recent = [v for v in reversed(newest) if v is not None]  # None: not called
         with self._lock:
             self._by_bot.setdefault(bot_id, _Window(recent, self.WINDOW))
 
@@ -364,7 +364,7 @@ def _decide(
                             "version": version, "seat": seat}
     if not bot.enabled:
         return (*_fail(turn, DISABLED, "The bot is disabled.", call, log, status=None,
-                       latency=0.0), None)
+                       latency=None), None)
     asked = asked or ask(turn, state, transport=transport)
     if asked is None:
         return (*_clock_decides(turn, call, log), None)
@@ -427,7 +427,7 @@ def _play_ahead(
 
 
 def _fail(turn: Turn, error: str, detail: str, call: dict[str, Any], log: Callable[..., None],
-          *, status: int | None, latency: float) -> tuple[str, None]:
+          *, status: int | None, latency: float | None) -> tuple[str, None]:
     struck = game_services.seat_default(
         game_id=turn.game.pk, seat=turn.seat.index, expected_version=call["version"],
         reason=error,
@@ -450,7 +450,7 @@ def _clock_decides(turn: Turn, call: dict[str, Any], log: Callable[..., None]
         clock.sleep(max(0.0, (deadline - clock.now()).total_seconds()) + 0.001)
     game_services.turn_clock_enforce(game_id=turn.game.pk)
     took = _clock_took(call)
-    log(**call, latency_ms=0.0, status=None,
+    log(**call, latency_ms=None, status=None,
         detail="Not called: the turn clock had no time left for the call.",
         outcome=CLOCK if took else STALE, strike=took)
     return (CLOCK if took else STALE), None

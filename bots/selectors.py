@@ -52,8 +52,9 @@ def counters(*, bot: Bot) -> dict[str, int]:
 
 def latency(*, bot: Bot, window: int = LATENCY_WINDOW) -> dict[str, Any]:
     """p50/p99 of the bot's recent turn calls (from the log, which keeps the newest)."""
-    values = sorted(BotCall.objects.filter(bot=bot, kind=CallKind.TURN).order_by("-id")
-                    .values_list("latency_ms", flat=True)[:window])
+    newest = (BotCall.objects.filter(bot=bot, kind=CallKind.TURN).order_by("-id")
+              .values_list("latency_ms", flat=True)[:window])
+    values = sorted(v for v in newest if v is not None)  # None: not called
     return {**percentiles(values), "window": len(values)}
 
 
@@ -89,7 +90,8 @@ def _latencies_here(bot_ids: list[int], window: int) -> dict[int, dict[str, Any]
              .values_list("bot_id", "latency_ms"))
     values: dict[int, list[float]] = {bot_id: [] for bot_id in bot_ids}
     for bot_id, latency_ms in calls:
-        values[bot_id].append(latency_ms)
+        if latency_ms is not None:  # None: not called
+            values[bot_id].append(latency_ms)
     return {bot_id: {**percentiles(sorted(found)), "window": len(found)}
             for bot_id, found in values.items()}
 

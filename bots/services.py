@@ -203,10 +203,11 @@ def _bump(bot_id: int, names: list[str], *, by: int = 1) -> None:
 CLOCK_OUTCOME = "clock"
 
 
-def _counted(*, error: str, outcome: str, strike: bool) -> list[str]:
-    """The counters a call adds to: ``calls``; ``failed`` and ``error:<kind>`` for a failed
-    one; ``strike:<reason>`` for one that cost a strike (the clock's: ``strike:clock``)."""
-    names = ["calls"]
+def _counted(*, error: str, outcome: str, strike: bool, called: bool = True) -> list[str]:
+    """The counters a call adds to: ``calls`` (one made: not a decision logged without a call,
+    ``called`` False); ``failed`` and ``error:<kind>`` for a failed one; ``strike:<reason>`` for
+    one that cost a strike (the clock's: ``strike:clock``)."""
+    names = ["calls"] if called else []
     if error:
         names += ["failed", f"error:{error}"]
     if strike:
@@ -218,7 +219,7 @@ def call_record(
     *,
     bot_id: int,
     kind: str,
-    latency_ms: float,
+    latency_ms: float | None,
     status: int | None,
     error: str = "",
     detail: str = "",
@@ -234,7 +235,8 @@ def call_record(
         bot_id=bot_id, game_id=game_id, version=version, seat=seat, kind=kind, status=status,
         latency_ms=latency_ms, error=error, detail=detail[:500], outcome=outcome,
     )
-    _bump(bot_id, _counted(error=error, outcome=outcome, strike=strike))
+    _bump(bot_id, _counted(error=error, outcome=outcome, strike=strike,
+                           called=latency_ms is not None))
     if call.pk % _PRUNE_EVERY == 0:
         call_log_prune(bot_id=bot_id)
     return call
@@ -266,7 +268,8 @@ def calls_record(calls: list[dict[str, Any]]) -> None:
         rows.append(call)  # its other keys ("strike") are no column: the insert skips them
         bot_id = call["bot_id"]
         for name in _counted(error=call.get("error") or "", outcome=call.get("outcome") or "",
-                             strike=bool(call.get("strike"))):
+                             strike=bool(call.get("strike")),
+                             called=call.get("latency_ms") is not None):
             counts[bot_id, name] = counts.get((bot_id, name), 0) + 1
     game_rows.insert_many(BotCall, rows)  # one statement, without the ORM's compiling
     # Locks taken in (bot, name) order: two matches sharing bots, flushing their calls in

@@ -26,15 +26,16 @@ def newest_percentiles(
     model: type[models.Model], *, group: str, groups: Sequence[int], value: str,
     where: tuple[str, Any], window: int, fractions: Sequence[float],
 ) -> dict[int, tuple[int, list[Any]]]:
-    """For each of ``groups`` (values of the ``group`` column): how many rows are among its
-    newest ``window`` (by id) with ``where`` (a column and the value it equals), and the
-    ``fractions``' nearest-rank percentiles of their ``value`` column (``percentile_disc``:
-    the ceil(n * fraction)-th smallest), None without rows. PostgreSQL only."""
+    """For each of ``groups`` (values of the ``group`` column): how many rows among its newest
+    ``window`` (by id) with ``where`` (a column and the value it equals) have a ``value`` (not
+    null), and the ``fractions``' nearest-rank percentiles of those values
+    (``percentile_disc``, which leaves nulls out: the ceil(n * fraction)-th smallest), None
+    without any. PostgreSQL only."""
     fields = {f.name: f.column for f in model._meta.concrete_fields}
     picks = ", ".join("percentile_disc(%s) WITHIN GROUP (ORDER BY newest.v)" for _ in fractions)
     sql = (
         f"SELECT wanted.g, counted.* FROM unnest(%s::bigint[]) AS wanted(g) "
-        f"CROSS JOIN LATERAL (SELECT count(*), {picks} FROM ("
+        f"CROSS JOIN LATERAL (SELECT count(newest.v), {picks} FROM ("
         f"SELECT {_q(fields[value])} AS v FROM {_q(model._meta.db_table)} "
         f"WHERE {_q(fields[group])} = wanted.g AND {_q(fields[where[0]])} = %s "
         f"ORDER BY {_q(model._meta.pk.column)} DESC LIMIT %s) AS newest) AS counted"

@@ -14,7 +14,7 @@ from django.db import OperationalError
 from bots import runner
 from bots import services as bot_services
 from bots.driver import Driver
-from bots.models import BotCall
+from bots.models import Bot, BotCall
 from bots.serve import serve_in_thread
 from bots.transport import BotTransport, CallResult
 from games import memory
@@ -97,6 +97,16 @@ def test_a_disabled_bot_is_struck_without_a_call(alice: Any, fault_bot: FaultSer
     version, seat = _one_decision(game, transport)
     _assert_struck(game.pk, seat, version, "disabled")
     assert not fault_bot.requests  # nobody was called
+    # A call never made has no latency, and is no call: the figures leave it out (they
+    # showed a p50 of 0.0 ms and counted the struck decisions as calls).
+    struck = BotCall.objects.get(game_id=game.pk, version=version)
+    assert struck.latency_ms is None
+    from bots import selectors
+
+    bot = Bot.objects.get(pk=struck.bot_id)
+    assert selectors.latency(bot=bot) == {"p50_ms": None, "p99_ms": None, "window": 0}
+    assert selectors.latencies(bot_ids=[bot.pk])[bot.pk]["window"] == 0
+    assert "calls" not in selectors.counters(bot=bot)
 
 
 def test_many_games_play_at_once_and_each_is_recorded_whole(
