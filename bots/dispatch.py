@@ -22,6 +22,8 @@ from django.conf import settings
 from django.db import close_old_connections, connections
 
 from bots import runner
+from bots.advance import advance
+from bots.advance import forget as forget_start_notices
 from core import broker, metrics
 from games.models import Game, GameStatus, Seat
 
@@ -92,7 +94,7 @@ def _publish(game_id: int, version: int) -> bool:
     then this process's thread runner's (as on the embedded default): left to nobody, the turn
     clock would strike the bot and forfeit it for an outage of ours. Should the task have
     reached the broker after all, its decision goes stale before the second is played
-    (``runner.advance`` plays a version once), so it is still taken once."""
+    (``bots.advance`` plays a version once), so it is still taken once."""
     from bots.tasks import bot_turn
 
     return broker.send(
@@ -117,7 +119,7 @@ def _pool() -> ThreadPoolExecutor:
 def _in_thread(game_id: int, version: int) -> None:
     close_old_connections()
     try:
-        runner.advance(game_id, version)
+        advance(game_id, version)
     except Exception:
         # The turn clock still covers the seat; a lost decision costs latency, not the game.
         log.exception("bot decision failed (game %s version %s)", game_id, version)
@@ -140,3 +142,4 @@ def forget() -> None:
     with _lock:
         _bot_seats.clear()
         _dispatched.clear()
+    forget_start_notices()

@@ -501,26 +501,6 @@ def send_notices(
     return answered
 
 
-def advance(game_id: int, version: int, *,
-            transport: bot_transport.BotTransport | None = None) -> str:
-    """Whatever the bots need at (game, version): the start notices (before the first
-    decision), the end notices, or the awaited bot's decision."""
-    game = Game.objects.filter(pk=game_id).only(
-        "status", "version", "move_count", "turn_seconds").first()
-    if game is None or game.version != version:
-        return SKIPPED
-    if game.is_over:
-        send_notices(game_id, CallKind.END, transport=transport)
-        return SKIPPED
-    if hooks.is_driven_anywhere(game_id):
-        # A driver plays it (a tournament's game, maybe in a worker that stopped): a move
-        # here would race it, and a dead driver's game is the match's next worker's to settle.
-        return SKIPPED
-    if game.status == GameStatus.RUNNING and game.move_count == 0:
-        send_notices(game_id, CallKind.START, transport=transport)
-    return play_turn(game_id, version, transport=transport)
-
-
 # --- a whole game, driven here -----------------------------------------------------------------
 _driven: dict[int, int] = {}  # game id -> drivers (nested ``driving`` blocks) holding it
 _driven_lock = threading.Lock()

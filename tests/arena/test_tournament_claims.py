@@ -20,6 +20,7 @@ from arena.runner import MatchRun
 from bots import dispatch as bot_dispatch
 from bots import runner as bot_runner
 from bots import tasks as bot_tasks
+from bots.advance import advance
 from games import services as game_services
 from games import tasks as game_tasks
 from games.models import Game, GameStatus, Seat
@@ -395,7 +396,7 @@ def test_the_clock_sweep_leaves_a_claimed_matchs_games_to_their_worker(
         for game_id, version, _, _, _ in before[:len(in_flight)]:
             assert game_tasks.turn_clock_check(game_id, version) is False
             assert api.get(f"/api/games/{game_id}/events/").status_code == 200  # a lazy check
-            assert bot_runner.advance(game_id, version) == bot_runner.SKIPPED
+            assert advance(game_id, version) == bot_runner.SKIPPED
         assert _stand(in_flight) == before  # no clock move, no strike, version unchanged
         assert dispatched == []
 
