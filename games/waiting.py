@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connections
+from django.db import DatabaseError, close_old_connections, connections
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.views import APIView
@@ -81,6 +81,21 @@ async def in_thread(function: Callable[..., Any], *args: Any, **kwargs: Any) -> 
     busy server (the wake-ups of streams queue behind it), nor an executor (four times the
     CPU a hop)."""
     return await _threads().run(functools.partial(_step, function, *args, **kwargs))
+
+
+def _resumed(suspended: Suspended, change: Change | None) -> HttpResponseBase:
+    """``suspended.resume(change)``, once more on a new connection if the database dropped
+    the one it used. A resumed wait reads (and at most settles a turn clock, by compare-and-
+    set), so a second try is safe; its thread's connection is checked at each step (``_step``),
+    but a backend killed a moment before can still look alive to that check (its goodbye not
+    yet on the socket). Anything else, or a second failure, is the request's error."""
+    try:
+        return suspended.resume(change)
+    except DatabaseError:
+        if not any(conn.errors_occurred for conn in connections.all(initialized_only=True)):
+            raise
+        close_old_connections()  # the broken connection goes: the retry opens a new one
+        return suspended.resume(change)
 
 
 class GoesOn(HttpResponse):
@@ -134,7 +149,7 @@ class WaitingApiView(APIView):
         """``suspended.resume`` as DRF's dispatch runs a handler: errors become their API
         answers, and the response is finished the same way."""
         try:
-            response = suspended.resume(change)
+            response = _resumed(suspended, change)
         except Exception as exc:
             response = self.handle_exception(exc)
         response = self.finalize_response(self.request, response, *self.args, **self.kwargs)
