@@ -85,6 +85,10 @@ class Env:
             raise ImproperlyConfigured(f"{name}={value!r} has an empty item in its list.")
         return items
 
+    def as_written(self, name: str) -> str:
+        """The value exactly as set, spaces included (a password); "" when unset."""
+        return self.environ.get(name, "")
+
     def url(self, name: str, schemes: tuple[str, ...]) -> str | None:
         value = self._raw(name)
         if value is None:

@@ -11,7 +11,7 @@ replaying every rated game of a rule set in id order gives the stored ratings ex
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from django.conf import settings
@@ -28,9 +28,10 @@ from games.models import Game, GameStatus, Seat
 from games.uno.cards import POINTS, POINTS_2022
 
 
-def game_result(game: Game, *, seats: Sequence[Seat] | None = None) -> dict[str, Any]:
+def game_result(game: Game, *, seats: Sequence[Seat] | None = None,
+                disabled: Collection[int] = ()) -> dict[str, Any]:
     """What the tournament keeps of a finished game (see ``TournamentGame.result``);
-    ``seats``: its seats, if read already."""
+    ``seats``: its seats, if read already; ``disabled``: bots disabled as it is recorded."""
     seats = sorted(seats if seats is not None else Seat.objects.filter(game=game),
                    key=lambda s: s.index)
     points_left = _points_left(game, len(seats))
@@ -49,15 +50,19 @@ def game_result(game: Game, *, seats: Sequence[Seat] | None = None) -> dict[str,
         "strikes": [s.strikes for s in seats],
         "forfeited": forfeited,
         "end_reason": game.end_reason,
-        "rated": _won_by_play(game, seats),
+        "rated": _won_by_play(game, seats, disabled),
     }
 
 
-def _won_by_play(game: Game, seats: Sequence[Seat]) -> bool:
+def _won_by_play(game: Game, seats: Sequence[Seat], disabled: Collection[int]) -> bool:
     """Whether the game's result may move ratings: not when staff aborted it (it stopped
     wherever it was, and its hands would decide it), nor when every seat forfeited it (a
-    table of disabled bots: nobody played)."""
-    return game.status != GameStatus.ABORTED and not all(s.forfeited for s in seats)
+    table of disabled bots: nobody played), nor when it was won by forfeit by a bot disabled
+    itself (disabled mid-game on both sides: the first struck out lost, the other "won")."""
+    if game.status == GameStatus.ABORTED or all(s.forfeited for s in seats):
+        return False
+    won_by_forfeit = game.end_reason == "forfeit" and game.winner is not None
+    return not (won_by_forfeit and seats[game.winner].bot_id in disabled)
 
 
 def _points_left(game: Game, n: int) -> list[int]:
@@ -114,18 +119,24 @@ def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int
             seats.setdefault(seat.game_id, []).append(seat)
     tournament = match.tournament
     now = timezone.now()
+    forfeits = {b for number, g in todo if games[g].end_reason == "forfeit"
+                for b in plan[number]["seats"]}  # (read only where it can matter)
+    disabled = set(Bot.objects.filter(pk__in=forfeits, enabled=False).values_list(
+        "pk", flat=True)) if forfeits else set()
     records = [
         TournamentGame(
             match=match, tournament=tournament, game=games[game_id], number=number,
             deal=plan[number]["deal"], seats=plan[number]["seats"],
-            result=game_result(games[game_id], seats=seats[game_id]), finished_at=now)
+            result=game_result(games[game_id], seats=seats[game_id], disabled=disabled),
+            finished_at=now)
         for number, game_id in todo
     ]
     ratings = None
-    if tournament.rated:
+    # The bots of the games that move ratings (none: no rating made for a bot that has none).
+    bots = sorted({b for r in records if r.result["rated"] for b in r.seats})
+    if tournament.rated and bots:
         # Locked before the rows' ids are drawn: the ids are the Elo order, so a transaction
         # sharing a bot with this one must draw its ids, and rate, wholly before or after it.
-        bots = sorted({b for number, _ in todo for b in plan[number]["seats"]})
         ratings = _ratings_locked(tournament, bots)
     game_rows.insert_new(TournamentGame, records)  # ids in the order given: the Elo order
     if ratings is not None:

@@ -108,7 +108,7 @@ if PRODUCTION and "CHANGE-ME" in (DATABASE_URL or ""):
     raise ImproperlyConfigured("DATABASE_URL still has the CHANGE-ME placeholder of .env.example.")
 # The password as written, instead of the URL's: in a URL a / ? # or % must be percent-encoded
 # (compose builds its URL from POSTGRES_PASSWORD, which the postgres image takes raw).
-DATABASE_PASSWORD = env.str("DATABASE_PASSWORD", "")
+DATABASE_PASSWORD = env.as_written("DATABASE_PASSWORD")
 DB_CONN_MAX_AGE = env.int("DB_CONN_MAX_AGE", 600, minimum=0)
 # The few statements every move runs (games/rows) and the token lookup of every request with a
 # token (core/authentication.py) are prepared once per PostgreSQL connection. A pooler in

@@ -148,7 +148,7 @@ class BotCallAdmin(ReadOnly, BigTableAdmin):
 
     @admin.display(description="Latency (ms)", ordering="latency_ms")
     def latency(self, call: BotCall) -> str:
-        return f"{call.latency_ms:.1f}"
+        return "" if call.latency_ms is None else f"{call.latency_ms:.1f}"  # None: not called
 
 
 @admin.register(BotCounter)

@@ -8,7 +8,8 @@ for the start's own version, and only if the game had not moved on when it ran: 
 moved first, before a worker reached that job, left the bots without a start notice, and a
 bot's first turn could be sent while another thread still sent its start (a bot writer's
 review). Now every job of a running game sees to them first: the job that claims them sends
-them; another waits until they are sent (at most the notices' timeout) before it calls a bot.
+them; another waits until they are sent (at most as long as that may take) before it calls a
+bot. Only in a game's first moves (``NOTICE_WITHIN_MOVES``).
 With the cache down every job sends its own: a bot may then get the notice twice, never none.
 """
 
@@ -25,9 +26,13 @@ from bots import transport as bot_transport
 from bots.models import CallKind
 from core.throttling import with_cache
 from games import hooks
-from games.models import Game, GameStatus
+from games.models import Game, GameStatus, Seat
 
 SENDING, SENT = "sending", "sent"
+# A game this far in had its start long ago: its notices are not sent again, even with no
+# claim in the cache (flushed, evicted, or the claim older than this code). A bot's first turn
+# comes within its table's first round, well under this many moves.
+NOTICE_WITHIN_MOVES = 40
 # Long enough for any game: a key gone while its game runs would mean a second notice.
 CLAIM_SECONDS = 14 * 24 * 3600
 _KNOWN = 4096  # games this process knows to have had their start notices
@@ -51,7 +56,7 @@ def advance(game_id: int, version: int, *,
         # A driver plays it (a tournament's game, maybe in a worker that stopped): a move
         # here would race it, and a dead driver's game is the match's next worker's to settle.
         return runner.SKIPPED
-    if game.status == GameStatus.RUNNING:
+    if game.status == GameStatus.RUNNING and game.move_count < NOTICE_WITHIN_MOVES:
         start_noticed(game, transport=transport)
     if game.version != version:
         return runner.SKIPPED
@@ -60,7 +65,7 @@ def advance(game_id: int, version: int, *,
 
 def start_noticed(game: Game, *, transport: bot_transport.BotTransport | None = None) -> None:
     """Return once the game's start notices are sent: by this call if it claims them first,
-    else by whoever did (waited for, at most the notices' timeout)."""
+    else by whoever did (waited for, at most as long as sending them may take)."""
     game_id = game.pk
     with _lock:
         if game_id in _noticed:
@@ -73,8 +78,9 @@ def start_noticed(game: Game, *, transport: bot_transport.BotTransport | None = 
         runner.send_notices(game_id, CallKind.START, transport=transport)
         with_cache(lambda: cache.set(key, SENT, CLAIM_SECONDS), failed=None, counter=None,
                    what="start notices sent")
-    else:
-        deadline = time.monotonic() + runner.NOTICE_TIMEOUT_SECONDS + 1
+    else:  # as long as the sender may take: one notice after another, each bot its timeout
+        bots = Seat.objects.filter(game_id=game_id, bot__isnull=False).count()
+        deadline = time.monotonic() + bots * runner.NOTICE_TIMEOUT_SECONDS + 1
         while time.monotonic() < deadline and with_cache(
                 lambda: cache.get(key), failed=SENT, counter=None,
                 what="start notices awaited") == SENDING:

@@ -207,6 +207,14 @@ def test_the_bot_page_has_an_svg_elo_chart_recent_games_and_the_call_log(
     listing = staff.get(f"/admin/bots/botcall/?bot__id__exact={bot.pk}")
     assert listing.status_code == 200  # the filter is allowed (not a redirect to ?e=1)
     assert {row.bot_id for row in listing.context["cl"].result_list} == {bot.pk}
+    # A decision struck without a call (the bot disabled) has no latency: a blank cell (the
+    # list was a 500 when latency became null for those).
+    from bots import services as bot_services
+
+    bot_services.call_record(bot_id=bot.pk, kind="turn", latency_ms=None, status=None,
+                             error="disabled", outcome="strike", strike=True)
+    assert staff.get(f"/admin/bots/botcall/?bot__id__exact={bot.pk}").status_code == 200
+    assert staff.get(f"/admin/bots/bot/{bot.pk}/change/").status_code == 200
 
 
 def test_the_bot_actions_take_the_permission_to_change_bots(

@@ -21,6 +21,7 @@ from bots import dispatch as bot_dispatch
 from bots import runner as bot_runner
 from bots import tasks as bot_tasks
 from bots.advance import advance
+from bots.models import Bot
 from games import services as game_services
 from games import tasks as game_tasks
 from games.models import Game, GameStatus, Seat
@@ -504,6 +505,45 @@ def test_a_game_staff_abort_during_a_tournament_is_recorded_and_moves_no_rating(
     others = done.tournament_games.exclude(game=aborted)
     assert RatingChange.objects.count() == 2 * others.count()
     assert sum(row["games"] for row in done.bradley_terry["ratings"]) == 2 * others.count()
+
+
+def test_a_game_whose_bots_are_all_disabled_mid_game_moves_no_rating(alice: Any) -> None:
+    """Both bots disabled while their games play: struck out one at a time, the last seat
+    standing won, and the game was rated (a review of the fix for tables disabled at the
+    start). Now a win by forfeit of a bot itself disabled moves no rating."""
+    import time
+
+    stalled, released = threading.Event(), threading.Event()
+
+    def stall_once(url: str, body: Any) -> None:
+        if not stalled.is_set():  # the worker's event loop stops at its first bot call
+            stalled.set()
+            released.wait(60)
+        else:  # slow enough that the driver reads the bots again (every 2 s) mid-game
+            time.sleep(0.15)
+
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        match = Match.objects.select_related("tournament").get(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        worker = threading.Thread(target=MatchRun(match, token, answer=stall_once).run)
+        worker.start()
+        try:
+            assert stalled.wait(60)
+            Bot.objects.filter(pk__in=[bot.pk for bot in bots]).update(enabled=False)
+        finally:
+            released.set()
+            worker.join(120)
+        assert not worker.is_alive()
+    assert services.tournament_finalize(tournament_id=tournament.pk)
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_consistent(done)
+    for record in done.tournament_games.all():
+        assert record.result["end_reason"] == "forfeit"
+        assert record.result["rated"] is False, record.result
+        assert not RatingChange.objects.filter(game_id=record.game_id).exists()
 
 
 def test_a_matchs_last_game_recorded_counts_the_match_done_in_the_same_write(alice: Any) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 
-from bots import advance, dispatch
+from bots import advance, dispatch, runner
 from bots.models import BotCall, CallKind
 from games import services as game_services
 from games.models import Game
@@ -92,3 +92,16 @@ def test_a_job_waits_for_the_start_notices_another_is_sending(
     waiting.join(10)
     assert not waiting.is_alive()  # ...and goes on once they are sent
     assert not BotCall.objects.filter(game=game).exists()  # it sent none itself
+
+
+def test_a_game_well_under_way_gets_no_start_notice_when_the_claim_is_gone(
+    alice: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache flushed (or the claims older than the code that makes them): a running game
+    past its first moves is taken as noticed (before: every bot got a start notice mid-game)."""
+    game = Game.objects.create(created_by=alice, seed=78, options={}, status="running",
+                               move_count=advance.NOTICE_WITHIN_MOVES, version=90)
+    noticed: list[Any] = []
+    monkeypatch.setattr(advance, "start_noticed", lambda *a, **k: noticed.append(a))
+    assert advance.advance(game.pk, 89) == runner.SKIPPED  # a stale job, as after a restart
+    assert noticed == []
