@@ -290,20 +290,21 @@ def test_the_proxy_refuses_an_oversized_header_as_the_app_does_with_a_json_431(
     many_lines = get("/healthz/").replace(b"\r\n\r\n", b"".join(
         f"\r\nX-Big-{i}: ".encode() + b"a" * 7000 for i in range(6)) + b"\r\n\r\n")
     for raw in (one_long_line, many_lines):
-        status, headers, body = request(port, raw)
-        assert status == 431
-        assert headers["content-type"] == "application/json"
-        assert json.loads(body)["code"] == "headers_too_large"
+        assert_json_error(port, raw, 431, "headers_too_large")
+
+
+def assert_json_error(port: int, raw: bytes, status: int, code: str) -> None:
+    """``raw`` is answered ``status`` with the API's JSON error body, its ``code`` given."""
+    answered, headers, body = request(port, raw)
+    assert answered == status
+    assert headers["content-type"] == "application/json"
+    assert json.loads(body)["code"] == code
 
 
 def test_the_proxy_refuses_an_oversized_request_line_with_a_json_414(
     start_nginx: Callable[..., int],
 ) -> None:
-    port = start_nginx()
-    status, headers, body = request(port, get("/healthz/?" + "a" * 9000))
-    assert status == 414
-    assert headers["content-type"] == "application/json"
-    assert json.loads(body)["code"] == "uri_too_long"
+    assert_json_error(start_nginx(), get("/healthz/?" + "a" * 9000), 414, "uri_too_long")
 
 
 def test_the_proxy_answers_json_when_the_app_does_not_answer_in_time(
@@ -313,10 +314,7 @@ def test_the_proxy_answers_json_when_the_app_does_not_answer_in_time(
         silent.bind(("127.0.0.1", 0))
         silent.listen(8)
         port = start_nginx(upstream_port=silent.getsockname()[1], read_timeout="1s")
-        status, headers, body = request(port, get("/healthz/"))
-    assert status == 504
-    assert headers["content-type"] == "application/json"
-    assert json.loads(body)["code"] == "gateway_timeout"
+        assert_json_error(port, get("/healthz/"), 504, "gateway_timeout")
 
 
 def test_the_proxy_answers_json_when_gunicorn_is_not_listening(

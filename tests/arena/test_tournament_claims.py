@@ -5,8 +5,9 @@ again from the same seed)."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -415,6 +416,41 @@ def test_the_clock_sweep_leaves_a_claimed_matchs_games_to_their_worker(
     assert not Seat.objects.filter(game__tournament_game__tournament=done, strikes__gt=0).exists()
 
 
+@contextmanager
+def _stalled_at_its_first_bot_call(tournament: Tournament, *, later_calls_take: float = 0.0
+                                   ) -> Iterator[Match]:
+    """The tournament's one match played by a worker thread here, whose event loop stops at
+    its first bot call until the block ends (``later_calls_take``: each later call's delay):
+    the block acts on the games in flight. Yields the match."""
+    stalled, released = threading.Event(), threading.Event()
+
+    def stall_once(url: str, body: Any) -> None:
+        if not stalled.is_set():
+            stalled.set()
+            released.wait(60)
+        elif later_calls_take:
+            time.sleep(later_calls_take)
+
+    services.tournament_start(tournament_id=tournament.pk, user=tournament.owner,
+                              dispatch=False)
+    match = Match.objects.select_related("tournament").get(tournament=tournament)
+    token = services.match_claim(match_id=match.pk)
+    assert token is not None
+    worker = threading.Thread(target=MatchRun(match, token, answer=stall_once).run)
+    worker.start()
+    try:
+        assert stalled.wait(60)
+        yield match
+    finally:
+        released.set()
+        worker.join(120)
+    assert not worker.is_alive()
+
+
+def _first_game_in_flight(match: Match) -> Game:
+    return Game.objects.get(pk=sorted(Match.objects.get(pk=match.pk).live.values())[0])
+
+
 def test_a_game_changed_under_its_match_worker_is_aborted_interrupted_and_dealt_again(
     alice: Any,
 ) -> None:
@@ -422,36 +458,14 @@ def test_a_game_changed_under_its_match_worker_is_aborted_interrupted_and_dealt_
     old clock sweep did this): it is not staff's abort. It is aborted "interrupted", not
     recorded, and the match's takeover deals it again (before: aborted "staff" and recorded
     in the tournament as played)."""
-    import threading
-
-    stalled, released = threading.Event(), threading.Event()
-
-    def stall_once(url: str, body: Any) -> None:
-        if not stalled.is_set():  # the worker's event loop stops at its first bot call
-            stalled.set()
-            released.wait(60)
-
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots)
-        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
-        match = Match.objects.select_related("tournament").get(tournament=tournament)
-        token = services.match_claim(match_id=match.pk)
-        assert token is not None
-        run = MatchRun(match, token, answer=stall_once)
-        worker = threading.Thread(target=run.run)
-        worker.start()
-        try:
-            assert stalled.wait(60)
-            live = Match.objects.get(pk=match.pk).live
-            changed = Game.objects.get(pk=sorted(live.values())[0])
+        with _stalled_at_its_first_bot_call(tournament) as match:
+            changed = _first_game_in_flight(match)
             # Someone else moves the game on while the worker holds it in memory.
             assert game_services.seat_default(
                 game_id=changed.pk, seat=changed.awaiting, expected_version=changed.version,
                 reason="timeout") is True
-        finally:
-            released.set()
-            worker.join(120)
-        assert not worker.is_alive()
         changed.refresh_from_db()
         assert (changed.status, changed.end_reason) == (GameStatus.ABORTED, "interrupted")
         assert not TournamentGame.objects.filter(game=changed).exists()
@@ -472,29 +486,11 @@ def test_a_game_staff_abort_during_a_tournament_is_recorded_and_moves_no_rating(
 ) -> None:
     """The admin's "Abort the selected games" on a tournament's game in play. Before: it was
     recorded and rated by the cards each side held when the abort came (a full K of Elo)."""
-    stalled, released = threading.Event(), threading.Event()
-
-    def stall_once(url: str, body: Any) -> None:
-        if not stalled.is_set():  # the worker's event loop stops at its first bot call
-            stalled.set()
-            released.wait(60)
-
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots)
-        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
-        match = Match.objects.select_related("tournament").get(tournament=tournament)
-        token = services.match_claim(match_id=match.pk)
-        assert token is not None
-        worker = threading.Thread(target=MatchRun(match, token, answer=stall_once).run)
-        worker.start()
-        try:
-            assert stalled.wait(60)
-            aborted = Game.objects.get(pk=sorted(Match.objects.get(pk=match.pk).live.values())[0])
+        with _stalled_at_its_first_bot_call(tournament) as match:
+            aborted = _first_game_in_flight(match)
             game_services.game_abort(game_id=aborted.pk)  # what the admin's action calls
-        finally:
-            released.set()
-            worker.join(120)
-        assert not worker.is_alive()
     assert services.tournament_finalize(tournament_id=tournament.pk)  # (match_play's part)
     done = Tournament.objects.get(pk=tournament.pk)
     assert_recorded_once(done)
@@ -511,32 +507,11 @@ def test_a_game_whose_bots_are_all_disabled_mid_game_moves_no_rating(alice: Any)
     """Both bots disabled while their games play: struck out one at a time, the last seat
     standing won, and the game was rated (a review of the fix for tables disabled at the
     start). Now a win by forfeit of a bot itself disabled moves no rating."""
-    import time
-
-    stalled, released = threading.Event(), threading.Event()
-
-    def stall_once(url: str, body: Any) -> None:
-        if not stalled.is_set():  # the worker's event loop stops at its first bot call
-            stalled.set()
-            released.wait(60)
-        else:  # slow enough that the driver reads the bots again (every 2 s) mid-game
-            time.sleep(0.15)
-
     with http_bots(alice, ["greedy", "heuristic"]) as bots:
         tournament = tournament_of(alice, bots)
-        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
-        match = Match.objects.select_related("tournament").get(tournament=tournament)
-        token = services.match_claim(match_id=match.pk)
-        assert token is not None
-        worker = threading.Thread(target=MatchRun(match, token, answer=stall_once).run)
-        worker.start()
-        try:
-            assert stalled.wait(60)
+        # Later calls slow enough that the driver reads the bots again (every 2 s) mid-game.
+        with _stalled_at_its_first_bot_call(tournament, later_calls_take=0.15):
             Bot.objects.filter(pk__in=[bot.pk for bot in bots]).update(enabled=False)
-        finally:
-            released.set()
-            worker.join(120)
-        assert not worker.is_alive()
     assert services.tournament_finalize(tournament_id=tournament.pk)
     done = Tournament.objects.get(pk=tournament.pk)
     assert_consistent(done)
