@@ -119,10 +119,10 @@ def games_record(*, match_id: int, token: str, finished: Sequence[tuple[int, int
             seats.setdefault(seat.game_id, []).append(seat)
     tournament = match.tournament
     now = timezone.now()
-    forfeits = {b for number, g in todo if games[g].end_reason == "forfeit"
-                for b in plan[number]["seats"]}  # (read only where it can matter)
-    disabled = set(Bot.objects.filter(pk__in=forfeits, enabled=False).values_list(
-        "pk", flat=True)) if forfeits else set()
+    forfeit_bots = {b for number, g in todo if games[g].end_reason == "forfeit"
+                    for b in plan[number]["seats"]}  # (read only where it can matter)
+    disabled = set(Bot.objects.filter(pk__in=forfeit_bots, enabled=False).values_list(
+        "pk", flat=True)) if forfeit_bots else set()
     records = [
         TournamentGame(
             match=match, tournament=tournament, game=games[game_id], number=number,

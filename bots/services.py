@@ -203,7 +203,7 @@ def _bump(bot_id: int, names: list[str], *, by: int = 1) -> None:
 CLOCK_OUTCOME = "clock"
 
 
-def _counted(*, error: str, outcome: str, strike: bool, called: bool = True) -> list[str]:
+def _counted(*, error: str, outcome: str, strike: bool, called: bool) -> list[str]:
     """The counters a call adds to: ``calls`` (one made: not a decision logged without a call,
     ``called`` False); ``failed`` and ``error:<kind>`` for a failed one; ``strike:<reason>`` for
     one that cost a strike (the clock's: ``strike:clock``)."""

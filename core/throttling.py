@@ -55,6 +55,7 @@ class FailOpenScopedRateThrottle(ScopedRateThrottle):
     down."""
 
     def allow_request(self, request: Request, view: Any) -> bool:
-        return with_cache(lambda: super(FailOpenScopedRateThrottle, self).allow_request(
-            request, view), failed=True, counter=metrics.THROTTLE_CACHE_ERRORS,
-            what=f"rate limit {getattr(self, 'scope', None)!r} not applied")
+        allow = super().allow_request
+        return with_cache(lambda: allow(request, view), failed=True,
+                          counter=metrics.THROTTLE_CACHE_ERRORS,
+                          what=f"rate limit {getattr(self, 'scope', None)!r} not applied")
