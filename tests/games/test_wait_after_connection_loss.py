@@ -34,6 +34,21 @@ def _passing(legal: list[dict[str, Any]]) -> dict[str, Any] | None:
         m["type"] == "play" and (m["card"][1:].isdigit() or m["card"] == "W"))), None)
 
 
+def _awaited_with_a_passing_move(port: int, url: str, keys: list[str], rng: random.Random
+                                 ) -> tuple[int, dict[str, Any]]:
+    """The awaited seat and its view, once it has a move that passes the turn: until then
+    the awaited seat plays (a colour to choose, a draw, a penalty to accept...)."""
+    for _ in range(50):
+        seat = call(port, "GET", f"{url}/view/", key=keys[0])[1]["view"]["awaiting"]
+        view = call(port, "GET", f"{url}/view/", key=keys[seat])[1]
+        assert view["status"] == "running", view
+        if _passing(view["view"]["legal_moves"]) is not None:
+            return seat, view
+        move = {"version": view["version"], "move": choose(rng, view["view"]["legal_moves"])}
+        assert call(port, "POST", f"{url}/moves/", key=keys[seat], body=move)[0] == 201
+    raise AssertionError("no move passing the turn came")
+
+
 @pytest.mark.parametrize("waiting", ["move", "view"])
 def test_a_wait_whose_connection_died_gets_its_answer_not_a_503(
     django_user_model: Any, waiting: str
@@ -52,18 +67,12 @@ def test_a_wait_whose_connection_died_gets_its_answer_not_a_503(
         url = f"/api/games/{game['id']}"
         assert call(port, "POST", f"{url}/join/", key=keys[1])[0] == 200
         assert call(port, "POST", f"{url}/start/", key=keys[0])[0] == 200
-        views = [call(port, "GET", f"{url}/view/", key=key)[1] for key in keys]
-        mover = next(i for i, view in enumerate(views) if view["view"]["legal_moves"])
+        mover, view = _awaited_with_a_passing_move(port, url, keys, rng)
         other = 1 - mover
-        if waiting == "move" and _passing(views[mover]["view"]["legal_moves"]) is None:
-            draw = {"version": views[mover]["version"], "move": {"type": "draw"}}
-            assert call(port, "POST", f"{url}/moves/", key=keys[mover], body=draw)[0] == 201
-            views[mover] = call(port, "GET", f"{url}/view/", key=keys[mover])[1]
         answers: list[tuple[int, Any]] = []
 
         def wait() -> None:
             if waiting == "move":  # play-and-wait: the move commits, then the wait
-                view = views[mover]
                 path = f"{url}/moves/?wait=20&until=turn"
                 body = {"version": view["version"],
                         "move": _passing(view["view"]["legal_moves"])}
