@@ -1,5 +1,5 @@
-"""Plays one claimed match: its unrecorded games, many at once on one event loop, each
-recorded as it ends.
+"""Plays a claimed match, and then the tournament's next pending ones: their unrecorded
+games, many at once on one event loop, each recorded as it ends.
 
 ``MatchRun.run`` (called by ``services.match_play`` after the claim):
 
@@ -18,6 +18,13 @@ recorded as it ends.
 3. A heartbeat thread renews the claim every TOURNAMENT_HEARTBEAT_SECONDS. When it cannot (the
    match was taken over, or ended) or the tournament is cancelled, no further game starts.
 4. Ends the match (done, or cancelled) if the claim is still ours.
+5. With ``chain`` (``services.match_play``'s default): once every game of the match has
+   begun and a slot is free, claims the tournament's next pending match and fills the free
+   slots with its games, through the same driver (``_Chain``), and so on while matches are
+   pending. Without it a worker's slots drained with each match's last games (with 6 games a
+   match, about half its time): the match lasts as long as its slowest game. Each match
+   taken on has its own claim (renewed by the one heartbeat thread), records and end, as if
+   its own task played it; that task, when it comes, finds it claimed and does nothing.
 
 A disabled bot's seats are forfeited as its game starts; a bot that stops answering is struck
 on each failed call and forfeited at the table's max strikes (``games.services``' rules):
@@ -45,7 +52,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 
 from arena import records, services
-from arena.models import Match, Tournament, TournamentGame, TournamentStatus
+from arena.models import Match, MatchStatus, Tournament, TournamentGame, TournamentStatus
 from bots import driver
 from bots import runner as bot_runner
 from bots import transport as bot_transport
@@ -77,6 +84,7 @@ class MatchRun:
         on_progress: Callable[[], None] | None = None,
         transport: bot_transport.BotTransport | None = None,
         answer: driver.Answer | None = None,
+        chain: bool = False,
     ) -> None:
         self.match = match
         self.token = token
@@ -84,96 +92,119 @@ class MatchRun:
         self.on_progress = on_progress
         self.transport = transport
         self.answer = answer  # None: over HTTP (or the process's, bots.driver.answer_in_process)
+        self.chain = chain  # play the tournament's next pending matches too (see ``run``)
         self._stop = threading.Event()  # the claim is lost or the tournament cancelled
-        self._done = threading.Event()  # the match's games are over (heartbeat ends)
         self._known: dict[int, tuple[Game, list[Seat]]] = {}  # ended games, as just written
         self._playing: driver.Driver | None = None  # while the match's games are played
         self._claim_lost = False  # the heartbeat found the match taken over
+        self._failures: list[BaseException] = []  # the driver's own, on this match's games
+        # The games: planned and not begun; in flight (game id -> number); ended, not yet
+        # recorded for the tournament (number, game id), and by when they are due.
+        self._waiting: deque[dict[str, Any]] = deque()
+        self._deal_of: dict[int, object] = {}
+        self._numbers: dict[int, int] = {}
+        self._ended: list[tuple[int, int]] = []
+        self._record_by: float | None = None
 
     # --- the match ------------------------------------------------------------------------
     def run(self) -> None:
+        """Play the match's unrecorded games, TOURNAMENT_MATCH_CONCURRENCY in flight at once,
+        and end it. With ``chain``, once every game of the match has begun and slots free up
+        as its last ones end, claim the tournament's next pending match and fill them with its
+        games, in the same driver (``_Chain``): a match's last games no longer leave the
+        worker's slots idle until the slowest of them ends. A match claimed so is another's
+        task no longer (its task finds it claimed); each has its own claim, heartbeat-renewed,
+        record and end, as if played by its own task. Raises the driver's own first failure
+        after the others are ended (its match's claim then goes stale: the sweep resends it).
+        """
+        self._open()
+        chain = _Chain(self)
+        chain.play()
+        if chain.failures:
+            raise chain.failures[0]
+
+    def _open(self) -> None:
+        """Settle what a dead worker left live on the match, and plan the games left."""
         services.live_settle(match_id=self.match.pk, token=self.token)
         recorded = set(TournamentGame.objects.filter(match=self.match)
                        .values_list("number", flat=True))
-        todo = [item for item in self.match.plan if item["number"] not in recorded]
-        beat = threading.Thread(target=self._heartbeat, daemon=True,
-                                name=f"match-{self.match.pk}-heartbeat")
-        beat.start()
-        try:
-            self._play_all(todo)
-        finally:
-            self._done.set()
-            beat.join()
-        services.match_end(match_id=self.match.pk, token=self.token,
-                           cancelled=self._cancelled())
+        self._waiting = deque(item for item in self.match.plan
+                              if item["number"] not in recorded)
+        self._deal_of = {item["number"]: _deal(item) for item in self._waiting}
 
-    def _play_all(self, todo: list[dict[str, Any]]) -> None:
-        """Keep ``concurrency()`` games in flight: whenever games end, begin as many new ones
-        together (one transaction). The games that ended are recorded for the tournament
-        together too (``TournamentGame`` rows, Elo, progress: one transaction) once there are
-        as many as games in flight, when the first of them ended PROGRESS_WITHIN_SECONDS ago,
-        and when the match's last game ends: a game is already written whole when it ends,
-        and one left unrecorded by a worker that died is recorded as it is by the next
-        (``services.live_settle``)."""
-        width = min(concurrency(), max(1, len(todo)))
-        waiting = deque(todo)
-        deal_of = {item["number"]: _deal(item) for item in todo}
-        numbers: dict[int, int] = {}  # game id -> its number in the tournament
-        ended: list[tuple[int, int]] = []  # (number, game id), not recorded yet
-        record_by: float | None = None  # monotonic: when ``ended`` is due, once it holds one
-        failures: list[BaseException] = []
-        # End notices without the replay: a tournament's games share deals (duplicate deals;
-        # a game cut off by a dead worker is dealt again), so one game's seed would show a bot
-        # the hands of a game it still plays. The replays open when the tournament ends.
-        with driver.Driver(transport=self.transport, budget_ms=self.tournament.turn_timeout_ms,
-                           answer=self.answer, end_replays=False) as playing:
-            self._playing = playing
-            while True:
-                # Record before beginning more: a cancel (or a lost claim) that the record
-                # reveals then stops the next begin, so at most the games in flight finish.
-                if ended and (len(ended) >= width or not numbers
-                              or (record_by is not None and time.monotonic() >= record_by)):
-                    self._record(ended)
-                    ended, record_by = [], None
-                while waiting and not self._stop.is_set() and len(numbers) < width:
-                    in_play = {deal_of[number] for number in numbers.values()}
-                    fresh = _next_seatings(waiting, width - len(numbers), in_play)
-                    if not fresh:  # every game left is of a deal in play: they wait for it
-                        break
-                    ended.extend(self._begin_and_hand(fresh, playing, numbers))
-                if not numbers:
-                    break
-                if ended and record_by is None:  # the first of them ended since the record
-                    record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
-                wait = None if record_by is None else max(0.0, record_by - time.monotonic())
-                for outcome in _ended(playing, wait):
-                    number = numbers.pop(outcome.game_id)
-                    if outcome.error is not None:  # the driver's own failure: the sweep
-                        failures.append(outcome.error)  # takes the match over
-                        continue
-                    if not outcome.recorded:  # someone changed it meanwhile (whatever
-                        # the game in memory came to: ``finished`` is of that, not the row)
-                        if self._cut_off(outcome.game_id, number):
-                            continue  # left live on the match: its next worker deals it again
-                    elif not outcome.finished and self._claim_lost:
-                        continue  # stopped here, running still: its next worker deals it again
-                    elif not outcome.finished:  # the driver left it unfinished (its turn bound)
-                        with suppress(GameNotRunning):
-                            game_services.game_abort(game_id=outcome.game_id)
-                    elif outcome.recorded and outcome.seats is not None:
-                        assert outcome.game is not None  # finished
-                        self._known[outcome.game_id] = (outcome.game, outcome.seats)
-                    ended.append((number, outcome.game_id))
-            if ended:  # the last games, or games over as they began
-                self._record(ended)
-        if failures:
-            raise failures[0]
+    def _all_begun(self) -> bool:
+        return not self._waiting or self._stop.is_set()
 
-    def _begin_and_hand(self, items: list[dict[str, Any]], playing: driver.Driver,
-                        numbers: dict[int, int]) -> list[tuple[int, int]]:
+    def _over(self) -> bool:
+        """Nothing left to begin, and nothing in flight: the match can be ended."""
+        return self._all_begun() and not self._numbers
+
+    def _record_when_due(self, width: int) -> None:
+        """Record the games that ended for the tournament together (``TournamentGame`` rows,
+        Elo, progress: one transaction) once there are as many as games in flight, when the
+        first of them ended PROGRESS_WITHIN_SECONDS ago, and when none is left in flight: a
+        game is already written whole when it ends, and one left unrecorded by a worker that
+        died is recorded as it is by the next (``services.live_settle``). Before beginning
+        more: a cancel (or a lost claim) that the record reveals then stops the next begin, so
+        at most the games in flight finish."""
+        due = self._record_by is not None and time.monotonic() >= self._record_by
+        if self._ended and (len(self._ended) >= width or not self._numbers or due):
+            self._record(self._ended)
+            self._ended, self._record_by = [], None
+
+    def _begin_into(self, playing: driver.Driver, room: int,
+                    owner: dict[int, MatchRun]) -> None:
+        """Begin up to ``room`` games together (one transaction each time) and hand them to the
+        driver; again while some were over as they began."""
+        while not self._all_begun() and room > 0:
+            in_play = {self._deal_of[number] for number in self._numbers.values()}
+            fresh = _next_seatings(self._waiting, room, in_play)
+            if not fresh:  # every game left is of a deal in play: they wait for it
+                return
+            before = len(self._numbers)
+            self._ended.extend(self._begin_and_hand(fresh, playing))
+            for game_id in self._numbers.keys() - owner.keys():
+                owner[game_id] = self
+            room -= len(self._numbers) - before
+
+    def _settle(self, outcome: driver.Outcome) -> None:
+        """A game of this match that the driver is done with."""
+        number = self._numbers.pop(outcome.game_id)
+        if outcome.error is not None:  # the driver's own failure: the sweep takes the match
+            self._failures.append(outcome.error)  # over
+            return
+        if not outcome.recorded:  # someone changed it meanwhile (whatever the game in memory
+            # came to: ``finished`` is of that, not the row)
+            if self._cut_off(outcome.game_id, number):
+                return  # left live on the match: its next worker deals it again
+        elif not outcome.finished and self._claim_lost:
+            return  # stopped here, running still: its next worker deals it again
+        elif not outcome.finished:  # the driver left it unfinished (its turn bound)
+            with suppress(GameNotRunning):
+                game_services.game_abort(game_id=outcome.game_id)
+        elif outcome.recorded and outcome.seats is not None:
+            assert outcome.game is not None  # finished
+            self._known[outcome.game_id] = (outcome.game, outcome.seats)
+        self._ended.append((number, outcome.game_id))
+        if self._record_by is None:  # the first of them ended since the record
+            self._record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
+
+    def _end(self) -> None:
+        """Record the last games, and end the match (done, or cancelled) if the claim is still
+        ours; not after the driver's own failure on one of its games (it stays claimed: the
+        sweep resends it once the claim is stale)."""
+        if self._ended:
+            self._record(self._ended)
+            self._ended, self._record_by = [], None
+        if not self._failures:
+            services.match_end(match_id=self.match.pk, token=self.token,
+                               cancelled=self._cancelled())
+
+    def _begin_and_hand(self, items: list[dict[str, Any]],
+                        playing: driver.Driver) -> list[tuple[int, int]]:
         """Begin ``items`` and hand them to the driver; the games over at once (every seat
         but one forfeited at the start), to be recorded."""
-        begun = self._begin(items, unresponsive=playing.unresponsive())
+        begun = self._begin(items, unresponsive=playing.unresponsive(self.match.pk))
         if begun is None:  # the claim is gone, or the tournament cancelled
             self._stop.set()
             return []
@@ -182,8 +213,9 @@ class MatchRun:
             if game.is_over:
                 over.append((item["number"], game.pk))
                 continue
-            playing.submit(game.pk, loaded=(game, seats) if seats else None)
-            numbers[game.pk] = item["number"]
+            playing.submit(game.pk, loaded=(game, seats) if seats else None,
+                           group=self.match.pk)
+            self._numbers[game.pk] = item["number"]
         return over
 
     def _cut_off(self, game_id: int, number: int) -> bool:
@@ -214,29 +246,21 @@ class MatchRun:
         return Tournament.objects.filter(
             pk=self.tournament.pk, status=TournamentStatus.CANCELLED).exists()
 
-    def _heartbeat(self) -> None:
-        period = float(settings.TOURNAMENT_HEARTBEAT_SECONDS)
-        try:
-            while not self._done.wait(period):
-                try:
-                    if not services.match_heartbeat(match_id=self.match.pk, token=self.token):
-                        log.warning("match %s: claim lost, stopping", self.match.pk)
-                        self._claim_lost = True
-                        self._stop.set()
-                        # Its games in flight too, at once: the match's new worker deals them
-                        # again from their seeds, and the same deck in two games at a time
-                        # would show a bot in one what its opponent draws in the other.
-                        if self._playing is not None:
-                            self._playing.stop()
-                    elif self._cancelled():
-                        self._stop.set()
-                except Exception:
-                    # A database blip: try again next period (the claim goes stale only
-                    # after several missed renewals).
-                    log.exception("match %s: heartbeat failed", self.match.pk)
-                    close_old_connections()
-        finally:
-            connection.close()
+    def _renew(self) -> None:
+        """The heartbeat's work for this match: renew the claim, or stop on its loss (its
+        games in flight too) or on the tournament's cancel."""
+        if not services.match_heartbeat(match_id=self.match.pk, token=self.token):
+            if not self._claim_lost:
+                log.warning("match %s: claim lost, stopping", self.match.pk)
+            self._claim_lost = True
+            self._stop.set()
+            # Its games in flight too, at once: the match's new worker deals them again from
+            # their seeds, and the same deck in two games at a time would show a bot in one
+            # what its opponent draws in the other.
+            if self._playing is not None:
+                self._playing.stop(group=self.match.pk)
+        elif self._cancelled():
+            self._stop.set()
 
     # --- beginning games ----------------------------------------------------------------
     def _begin(self, items: list[dict[str, Any]], *, unresponsive: frozenset[int] = frozenset()
@@ -261,6 +285,110 @@ class MatchRun:
                     game = game_services.seats_forfeit(game_id=game.pk, reasons=forfeits)
                 out.append((game, [] if forfeits else seats))
         return out
+
+
+class _Chain:
+    """The matches one task plays through one driver: its own, and (``MatchRun.chain``) the
+    tournament's next pending ones, each claimed once the newest has begun all its games and
+    a slot is free. One heartbeat thread renews every claim held."""
+
+    def __init__(self, first: MatchRun) -> None:
+        self.first = first
+        self.runs: list[MatchRun] = [first]  # being played, oldest first
+        self.failures: list[BaseException] = []
+        self._lock = threading.Lock()  # ``runs``, also read by the heartbeat
+        self._done = threading.Event()  # every match is over (the heartbeat ends)
+        # No match is taken on after this (monotonic): a chain ends within its task's time
+        # limit, with room for the last match's games.
+        self._claim_until = time.monotonic() + settings.TOURNAMENT_MATCH_TIME_LIMIT / 2
+
+    def play(self) -> None:
+        first = self.first
+        beat = threading.Thread(target=self._heartbeat, daemon=True,
+                                name=f"match-{first.match.pk}-heartbeat")
+        beat.start()
+        try:
+            # End notices without the replay: a tournament's games share deals (duplicate
+            # deals; a game cut off by a dead worker is dealt again), so one game's seed would
+            # show a bot the hands of a game it still plays. The replays open when the
+            # tournament ends.
+            with driver.Driver(transport=first.transport,
+                               budget_ms=first.tournament.turn_timeout_ms,
+                               answer=first.answer, end_replays=False) as playing:
+                first._playing = playing
+                self._play(playing)
+        finally:
+            self._done.set()
+            beat.join()
+
+    def _play(self, playing: driver.Driver) -> None:
+        """Keep ``concurrency()`` games in flight across the matches: whenever games end,
+        record them for their matches (when due), begin as many new ones, the oldest match's
+        first, and end each match once its last game is recorded."""
+        width = concurrency()
+        owner: dict[int, MatchRun] = {}  # game id in flight -> its match
+        while self.runs:
+            for run in self.runs:
+                run._record_when_due(width)
+            for run in self.runs:
+                run._begin_into(playing, width - len(owner), owner)
+            if (len(owner) < width and self.runs[-1]._all_begun()
+                    and self._next_match(playing) is not None):
+                continue
+            for run in [run for run in self.runs if run._over()]:
+                with self._lock:  # no renewal of a claim that is about to end
+                    self.runs.remove(run)
+                self.failures.extend(run._failures)
+                run._end()
+            if not owner:  # each match left has games to begin, with every slot free
+                continue
+            due = [run._record_by for run in self.runs if run._record_by is not None]
+            wait = max(0.0, min(due) - time.monotonic()) if due else None
+            for outcome in _ended(playing, wait):
+                owner.pop(outcome.game_id)._settle(outcome)
+
+    def _next_match(self, playing: driver.Driver) -> MatchRun | None:
+        """Claim the tournament's next pending match (the lowest number another task has not
+        claimed yet), add it to the runs and open it; None if the chain is off or its time is
+        up, a match here was stopped (claim lost, or the tournament cancelled), or none is
+        left."""
+        first = self.first
+        if (not first.chain or time.monotonic() >= self._claim_until
+                or any(run._stop.is_set() for run in self.runs)):
+            return None
+        pending = Match.objects.filter(
+            tournament_id=first.tournament.pk, status=MatchStatus.PENDING,
+            tournament__status=TournamentStatus.RUNNING,
+        ).order_by("number").values_list("pk", flat=True)[:4]
+        for match_id in pending:
+            token = services.match_claim(match_id=match_id)
+            if token is None:  # another worker's since the read
+                continue
+            match = Match.objects.select_related("tournament").get(pk=match_id)
+            taken = MatchRun(match, token, on_progress=first.on_progress,
+                             transport=first.transport, answer=first.answer, chain=True)
+            taken._playing = playing
+            with self._lock:  # renewed from now on
+                self.runs.append(taken)
+            taken._open()
+            return taken
+        return None
+
+    def _heartbeat(self) -> None:
+        period = float(settings.TOURNAMENT_HEARTBEAT_SECONDS)
+        try:
+            while not self._done.wait(period):
+                with self._lock:
+                    for run in self.runs:
+                        try:
+                            run._renew()
+                        except Exception:
+                            # A database blip: try again next period (the claim goes stale
+                            # only after several missed renewals).
+                            log.exception("match %s: heartbeat failed", run.match.pk)
+                            close_old_connections()
+        finally:
+            connection.close()
 
 
 def _deal(item: dict[str, Any]) -> object:

@@ -378,16 +378,21 @@ def match_claim(*, match_id: int) -> str | None:
     return token if taken else None
 
 
-def match_play(*, match_id: int, on_progress: Callable[[], None] | None = None) -> bool:
-    """Claim the match and play its unrecorded games. False if someone else has it (or it is
-    over). Finalizes the tournament if this was its last match."""
+def match_play(*, match_id: int, on_progress: Callable[[], None] | None = None,
+               chain: bool | None = None) -> bool:
+    """Claim the match and play its unrecorded games, then (``chain``; default the
+    TOURNAMENT_CHAIN_MATCHES setting) the tournament's next pending matches as its last games
+    leave room (``arena.runner.MatchRun.run``). False if someone else has it (or it is over).
+    Finalizes the tournament if this was its last match."""
+    if chain is None:
+        chain = settings.TOURNAMENT_CHAIN_MATCHES
     from arena import runner
 
     token = match_claim(match_id=match_id)
     if token is None:
         return False
     match = Match.objects.select_related("tournament").get(pk=match_id)
-    runner.MatchRun(match, token, on_progress=on_progress).run()
+    runner.MatchRun(match, token, on_progress=on_progress, chain=chain).run()
     tournament_finalize(tournament_id=match.tournament_id)
     return True
 

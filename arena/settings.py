@@ -250,6 +250,9 @@ ELO_K = env.int("ELO_K", 16, minimum=1)
 # Games of one match played at once by its worker (bot calls are I/O). 8: the bench's sweep
 # (docs/scaling.md, "Match concurrency: the default"); a bot may get that many calls at once.
 TOURNAMENT_MATCH_CONCURRENCY = env.int("TOURNAMENT_MATCH_CONCURRENCY", 8, minimum=1)
+# A match task goes on with its tournament's next pending matches as its own last games end,
+# so that a worker's slots do not drain with each match's slowest game (arena.runner).
+TOURNAMENT_CHAIN_MATCHES = env.bool("TOURNAMENT_CHAIN_MATCHES", True)
 # The queue match tasks go to (a deployment may give matches workers of their own).
 TOURNAMENT_QUEUE = env.str("TOURNAMENT_QUEUE", CELERY_TASK_DEFAULT_QUEUE)
 # A worker playing a match renews its claim every TOURNAMENT_HEARTBEAT_SECONDS; a claim not

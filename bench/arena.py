@@ -21,6 +21,9 @@ heuristic, twice each) run as ``python -m bots.serve`` processes on 127.0.0.1. T
    many processes as there are workers; 1.5 s before the arena in-process runs and 1.5 s
    after, averaged.
 
+``--bot-delay-ms MS``: the bots answer each turn MS late (``bots.serve --delay-ms``), as bots
+across a network do; the raw round trips then pay it too.
+
 Two ratios: R1 = bot turns/s (arena http, all workers) / raw round trips/s; R2 = games/s
 (arena in-process, all workers) / bare-engine games/s. A tournament's time runs from
 ``tournament_start`` to the finalizer's ``finalized_at``. Two scaling lines (games/s on 1
@@ -183,8 +186,9 @@ def workers(env: dict[str, str], count: int, app: str = "arena",
 
 
 @contextlib.contextmanager
-def bot_servers() -> Iterator[list[tuple[str, str, str]]]:
-    """Six ``bots.serve`` processes: (strategy, url, secret) each."""
+def bot_servers(delay_ms: float = 0.0) -> Iterator[list[tuple[str, str, str]]]:
+    """Six ``bots.serve`` processes (each turn answered ``delay_ms`` late): (strategy, url,
+    secret) each."""
     from bench.roundtrip import bot_process
     from bots import signing
 
@@ -192,7 +196,7 @@ def bot_servers() -> Iterator[list[tuple[str, str, str]]]:
         servers = []
         for strategy in STRATEGY_NAMES * 2:
             secret = signing.new_secret()
-            url = stack.enter_context(bot_process(secret, strategy))
+            url = stack.enter_context(bot_process(secret, strategy, delay_ms))
             servers.append((strategy, url, secret))
         yield servers
 
@@ -364,6 +368,8 @@ def main() -> None:
     parser.add_argument("--sweep-only", action="store_true", help="stop after --sweep")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--bot-delay-ms", type=float, default=0.0, metavar="MS",
+                        help="the bots answer each turn MS late (bots across a network)")
     args = parser.parse_args()
 
     from games.uno import Options
@@ -378,7 +384,7 @@ def main() -> None:
         broker = stack.enter_context(redis())
         env = environment(database, broker, args.match_concurrency)
         setup_django(env)
-        servers = stack.enter_context(bot_servers())
+        servers = stack.enter_context(bot_servers(args.bot_delay_ms))
         owner, bots = register(servers)
         common = {"options": options, "games": args.games_per_pairing, "seed": args.seed,
                   "timeout": args.timeout}

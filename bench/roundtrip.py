@@ -139,11 +139,13 @@ async def round_trips(
 
 
 @contextlib.contextmanager
-def bot_process(secret: str, strategy: str = "greedy") -> Iterator[str]:
-    """``python -m bots.serve`` on a free port of 127.0.0.1; yields its URL."""
+def bot_process(secret: str, strategy: str = "greedy", delay_ms: float = 0.0) -> Iterator[str]:
+    """``python -m bots.serve`` on a free port of 127.0.0.1 (each turn answered ``delay_ms``
+    late); yields its URL."""
     env = {**os.environ, "BOT_SECRET": secret, "PYTHONPATH": str(ROOT)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "bots.serve", "--strategy", strategy, "--port", "0"],
+        [sys.executable, "-m", "bots.serve", "--strategy", strategy, "--port", "0",
+         "--delay-ms", str(delay_ms)],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

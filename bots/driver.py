@@ -124,6 +124,7 @@ class _Play:
     start_body: dict[str, Any] | None
     record_at: float  # monotonic: record a checkpoint by then (the stored clock's half-life)
     outcome: Outcome
+    group: object = None  # the caller's tag (a match): ``stop`` may stop one group's games
     turns: int = 0
     done: Future[Any] = field(default_factory=Future)
 
@@ -154,14 +155,19 @@ class Driver:
         self.max_turns = max_turns
         self.end_replays = end_replays
         self._stopping = threading.Event()
+        # Groups stopped by ``stop(group=...)``: added by any thread, read on the loop (a set's
+        # add and membership test are atomic under the interpreter lock).
+        self._stopped_groups: set[object] = set()
         self._calls: deque[dict[str, Any]] = deque()  # the call log, appended on the loop
         self._inbox: queue.Queue[tuple[str, _Play, Future[Any] | None]] = queue.Queue()
         self._live: dict[int, _Play] = {}
         self._over: deque[_Play] = deque()  # done on the loop, not yet yielded by ``results``
-        # bot id -> (calls unanswered in a row, monotonic time of the first of them); and the
-        # bots found unresponsive (both on the loop; read by ``unresponsive``).
-        self._unanswered: dict[int, tuple[int, float]] = {}
-        self._unresponsive: set[int] = set()
+        # (group, bot id) -> (calls unanswered in a row, monotonic time of the first of them);
+        # and the bots found unresponsive, per group (both on the loop; read by
+        # ``unresponsive``). Per group: a tournament's next match, played by the same driver,
+        # gives a bot another chance, as a driver of its own would.
+        self._unanswered: dict[tuple[object, int], tuple[int, float]] = {}
+        self._unresponsive: set[tuple[object, int]] = set()
         self._bots_read_at = time.monotonic()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="bot-driver",
@@ -169,17 +175,20 @@ class Driver:
         self._thread.start()
 
     # --- the caller's thread ----------------------------------------------------------------
-    def unresponsive(self) -> frozenset[int]:
-        """The bots whose calls have gone unanswered (time-outs, refused or reset connections)
-        for ``_UNRESPONSIVE_BUDGETS`` budgets and at least a table's max strikes in a row: a
-        dead or hung bot. A tournament forfeits such a bot's seats in the games it has yet to
-        begin (arena.runner), instead of spending max strikes x the budget on each."""
-        return frozenset(self._unresponsive)
+    def unresponsive(self, group: object = None) -> frozenset[int]:
+        """The bots whose calls in ``group``'s games have gone unanswered (time-outs, refused
+        or reset connections) for ``_UNRESPONSIVE_BUDGETS`` budgets and at least a table's max
+        strikes in a row: a dead or hung bot. A tournament forfeits such a bot's seats in the
+        games of the match it has yet to begin (arena.runner), instead of spending max
+        strikes x the budget on each."""
+        return frozenset(bot_id for of, bot_id in list(self._unresponsive) if of == group)
 
-    def submit(self, game_id: int, *, loaded: tuple[Game, list[Seat]] | None = None) -> None:
+    def submit(self, game_id: int, *, loaded: tuple[Game, list[Seat]] | None = None,
+               group: object = None) -> None:
         """Load a running all-bot game and start playing it (a database read here).
         ``loaded``: the game's row and seats (their bots with them) as the caller has just
-        written them (``games.batch``), which spares the read."""
+        written them (``games.batch``), which spares the read. ``group``: a tag that
+        ``stop(group=...)`` stops the game by."""
         played = (memory.MemoryGame(*loaded) if loaded is not None
                   else memory.MemoryGame.load(game_id))
         seats: dict[int, _Seat] = {}
@@ -200,7 +209,7 @@ class Driver:
             start_body = runner.notice_body(game=game, kind=CallKind.START, seats=played.seats)
         runner.drive_begin(game_id)
         play = _Play(played, seats, budget, start_body, self._record_by(game),
-                     Outcome(game_id, game=game))
+                     Outcome(game_id, game=game), group)
         self._live[game_id] = play
         asyncio.run_coroutine_threadsafe(self._game(play), self._loop)
 
@@ -249,10 +258,14 @@ class Driver:
         by_id = {outcome.game_id: outcome for outcome in self.results()}
         return [by_id[game_id] for game_id in ids]
 
-    def stop(self) -> None:
-        """No further decision (any thread): each game is recorded as it stands and ends up in
-        ``results`` (running still; its turn clock takes over unless someone drives it on)."""
-        self._stopping.set()
+    def stop(self, *, group: object = None) -> None:
+        """No further decision (any thread) in any game, or in ``group``'s games only: each is
+        recorded as it stands and ends up in ``results`` (running still; its turn clock takes
+        over unless someone drives it on)."""
+        if group is None:
+            self._stopping.set()
+        else:
+            self._stopped_groups.add(group)
 
     def flush(self) -> None:
         """Write the call log gathered so far (one insert); ``results`` does it every
@@ -390,7 +403,8 @@ class Driver:
         if play.start_body is not None:
             await self._notify(play, play.start_body, CallKind.START)
         for _ in range(self.max_turns):
-            if not played.running or self._stopping.is_set():
+            if (not played.running or self._stopping.is_set()
+                    or play.group in self._stopped_groups):
                 break
             if not await self._turn(play):
                 break
@@ -436,7 +450,7 @@ class Driver:
                 error, detail = runner.ILLEGAL, str(exc.detail)
             else:
                 play.turns += 1
-                self._unanswered.pop(seat.bot_id, None)
+                self._unanswered.pop((play.group, seat.bot_id), None)
                 call["latency_ms"], call["status"] = result.latency_ms, result.status
                 call["outcome"] = runner.MOVED
                 self._calls.append(call)
@@ -456,17 +470,18 @@ class Driver:
     def _note_unanswered(self, play: _Play, bot_id: int, error: str) -> None:
         """Count a failed decision towards the bot being unresponsive (see ``unresponsive``);
         an answered one (even a refused move) starts the count again."""
+        key = (play.group, bot_id)
         if error not in _UNANSWERED:
-            self._unanswered.pop(bot_id, None)
+            self._unanswered.pop(key, None)
             return
         now = time.monotonic()
-        count, since = self._unanswered.get(bot_id, (0, now))
+        count, since = self._unanswered.get(key, (0, now))
         count += 1
-        self._unanswered[bot_id] = (count, since)
+        self._unanswered[key] = (count, since)
         quiet = now - since >= _UNRESPONSIVE_BUDGETS * play.budget_ms / 1000
-        if (bot_id not in self._unresponsive and quiet
+        if (key not in self._unresponsive and quiet
                 and count >= play.played.game.max_strikes):
-            self._unresponsive.add(bot_id)
+            self._unresponsive.add(key)
             log.warning("bot %s: %d calls unanswered in %.1f s; unresponsive", bot_id, count,
                         now - since)
 

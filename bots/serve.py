@@ -53,9 +53,11 @@ def _error(status: int, message: str) -> web.Response:
 
 
 def make_app(
-    strategy: str | Strategy, secrets: str | Sequence[str], *, seed: int | None = None
+    strategy: str | Strategy, secrets: str | Sequence[str], *, seed: int | None = None,
+    delay_ms: float = 0.0,
 ) -> web.Application:
-    """The bot's aiohttp application."""
+    """The bot's aiohttp application. ``delay_ms``: answer each turn that much later (a bot
+    across a network, or one that thinks; its other calls are taken meanwhile)."""
     choose = strategy_named(strategy) if isinstance(strategy, str) else strategy
     keys = [secrets] if isinstance(secrets, str) else list(secrets)
     if not keys:
@@ -70,6 +72,8 @@ def make_app(
     builtin = choose in STRATEGIES.values()
 
     async def decide(view: dict[str, Any]) -> Any:
+        if delay_ms > 0:
+            await asyncio.sleep(delay_ms / 1000)
         if builtin:
             return choose(view, rng)
         return await asyncio.to_thread(choose, view, rng)
@@ -190,7 +194,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="whsec_... (repeat during a rotation); default: the BOT_SECRET environment variable",
     )
     parser.add_argument("--seed", type=int, default=None, help="seed the strategy's randomness")
+    parser.add_argument(
+        "--delay-ms", type=float, default=0.0, metavar="MS",
+        help="answer each turn MS milliseconds late (to try a tournament with a slow or distant "
+        "bot: its budget, its strikes)",
+    )
     args = parser.parse_args(argv)
+    if args.delay_ms < 0:
+        parser.error("--delay-ms cannot be negative")
     secrets = args.secret or ([os.environ["BOT_SECRET"]] if os.environ.get("BOT_SECRET") else [])
     if not secrets:
         parser.error("give --secret or set BOT_SECRET")
@@ -199,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if ":" in args.strategy:
         strategy = evaluate.load_strategy(args.strategy, option="--strategy")[1]
     try:
-        app = make_app(strategy, secrets, seed=args.seed)
+        app = make_app(strategy, secrets, seed=args.seed, delay_ms=args.delay_ms)
     except ValueError as exc:
         parser.error(str(exc))
     sock = _listening_socket(args.host, args.port)

@@ -219,3 +219,26 @@ def test_games_recorded_together_are_recorded_one_by_one_when_the_joint_write_fa
         stored = Game.objects.get(pk=game.pk)
         assert stored.move_count == game.move_count + 3
         assert MoveRecord.objects.filter(game=stored).count() == stored.move_count
+
+
+def test_stopping_one_group_leaves_the_others_games_playing(
+    alice: Any, reference_bots: list[Any]
+) -> None:
+    """A tournament's worker plays several matches through one driver and stops only the
+    games of a match whose claim it lost (``stop(group=...)``)."""
+    stopped = [bot_table(alice, reference_bots) for _ in range(2)]
+    playing = [bot_table(alice, reference_bots) for _ in range(2)]
+    with Driver(notices=False, answer=_first_legal) as driver:
+        driver.stop(group="lost")
+        for game in stopped:
+            driver.submit(game.pk, group="lost")
+        for game in playing:
+            driver.submit(game.pk, group="kept")
+        outcomes = {o.game_id: o for o in driver.results()}
+    for game in stopped:
+        assert outcomes[game.pk].recorded and not outcomes[game.pk].finished
+        assert outcomes[game.pk].turns == 0
+        assert Game.objects.get(pk=game.pk).status == GameStatus.RUNNING
+    for game in playing:
+        assert outcomes[game.pk].finished
+        assert Game.objects.get(pk=game.pk).status == GameStatus.FINISHED
