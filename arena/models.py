@@ -1,7 +1,8 @@
 """Tournaments, their matches and games, and the bots' persistent Elo ratings.
 
 A tournament is a round robin cut into matches (one table of bots playing its games); one
-Celery task plays one match (``arena.tasks.match_play``). A match is claimed with a conditional
+Celery task per match (``arena.tasks.match_play``), which may go on with the next pending ones
+(``arena.runner``). A match is claimed with a conditional
 update, and each finished game is recorded in one transaction (``TournamentGame`` + progress
 counters + Elo), so a redelivered or duplicated task never plays or records a game twice.
 """

@@ -247,7 +247,7 @@ if TURN_CLOCK_TASK_MAX_SECONDS * 2 > BROKER_VISIBILITY_TIMEOUT:
 # Elo per bot and rule set (docs/ratings.md).
 ELO_START = env.int("ELO_START", 1500, minimum=0)
 ELO_K = env.int("ELO_K", 16, minimum=1)
-# Games of one match played at once by its worker (bot calls are I/O). 8: the bench's sweep
+# Games a match task plays at once (bot calls are I/O). 8: the bench's sweep
 # (docs/scaling.md, "Match concurrency: the default"); a bot may get that many calls at once.
 TOURNAMENT_MATCH_CONCURRENCY = env.int("TOURNAMENT_MATCH_CONCURRENCY", 8, minimum=1)
 # A match task goes on with its tournament's next pending matches as its own last games end,

@@ -17,8 +17,8 @@ from arena import services
     time_limit=settings.TOURNAMENT_MATCH_TIME_LIMIT,
 )
 def match_play(match_id: int) -> bool:
-    """Play one match of a tournament (its unrecorded games). False if another worker has
-    it or it is over."""
+    """Play one match of a tournament (its unrecorded games), and the next pending ones as its
+    games run out (TOURNAMENT_CHAIN_MATCHES). False if another worker has it or it is over."""
     return services.match_play(match_id=match_id)
 
 
