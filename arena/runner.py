@@ -18,13 +18,17 @@ games, many at once on one event loop, each recorded as it ends.
 3. A heartbeat thread renews the claim every TOURNAMENT_HEARTBEAT_SECONDS. When it cannot (the
    match was taken over, or ended) or the tournament is cancelled, no further game starts.
 4. Ends the match (done, or cancelled) if the claim is still ours.
-5. With ``chain`` (``services.match_play``'s default): once every game of the match has
-   begun and a slot is free, claims the tournament's next pending match and fills the free
-   slots with its games, through the same driver (``_Chain``), and so on while matches are
-   pending. Without it a worker's slots drained with each match's last games (with 6 games a
-   match, about half its time): the match lasts as long as its slowest game. Each match
-   taken on has its own claim (renewed by the one heartbeat thread), records and end, as if
-   its own task played it; that task, when it comes, finds it claimed and does nothing.
+5. With ``chain`` (TOURNAMENT_CHAIN_MATCHES, on by default): once the matches in play can
+   begin no more games (all begun, or the rest waiting for a deal in play) and a slot is
+   free, claims the tournament's next pending match and fills the free slots with its games,
+   through the same driver (``_Chain``), and so on while matches are pending and the task's
+   time limit can hold another. Without it a worker's slots drained with each match's last
+   games: a match lasts as long as its slowest game (docs/scaling.md, "Matches chained in one
+   task": with bots 20 ms away, a worker kept about half its slots busy). Each match taken on
+   has its own claim (renewed by the one heartbeat thread), records and end, as if its own
+   task played it; that task, when it comes, finds it claimed and does nothing. A match
+   whose database work fails is dropped alone: its games stopped and left live on it, its
+   claim left to go stale, no further match taken on; the others play to their end.
 
 A disabled bot's seats are forfeited as its game starts; a bot that stops answering is struck
 on each failed call and forfeited at the table's max strikes (``games.services``' rules):
@@ -109,13 +113,10 @@ class MatchRun:
     # --- the match ------------------------------------------------------------------------
     def run(self) -> None:
         """Play the match's unrecorded games, TOURNAMENT_MATCH_CONCURRENCY in flight at once,
-        and end it. With ``chain``, once every game of the match has begun and slots free up
-        as its last ones end, claim the tournament's next pending match and fill them with its
-        games, in the same driver (``_Chain``): a match's last games no longer leave the
-        worker's slots idle until the slowest of them ends. A match claimed so is another's
-        task no longer (its task finds it claimed); each has its own claim, heartbeat-renewed,
-        record and end, as if played by its own task. Raises the driver's own first failure
-        after the others are ended (its match's claim then goes stale: the sweep resends it).
+        and end it. With ``chain``, go on with the tournament's next pending matches in the
+        slots its last games leave free (``_Chain``; the module's step 5). Raises the first
+        failure (the driver's own, or a match's database work) once the other matches are
+        over: the failed match's claim goes stale, and the sweep resends it.
         """
         self._open()
         chain = _Chain(self)
@@ -163,6 +164,8 @@ class MatchRun:
                 return
             before = len(self._numbers)
             self._ended.extend(self._begin_and_hand(fresh, playing))
+            if self._ended and self._record_by is None:  # over as they began (forfeits)
+                self._record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
             for game_id in self._numbers.keys() - owner.keys():
                 owner[game_id] = self
             room -= len(self._numbers) - before
@@ -289,8 +292,10 @@ class MatchRun:
 
 class _Chain:
     """The matches one task plays through one driver: its own, and (``MatchRun.chain``) the
-    tournament's next pending ones, each claimed once the newest has begun all its games and
-    a slot is free. One heartbeat thread renews every claim held."""
+    tournament's next pending ones, each claimed once the matches in play can begin no more
+    games and a slot is free. One heartbeat thread renews every claim held. A match whose
+    database work fails is dropped alone (its games stopped and left live on it, its claim
+    left to go stale: the sweep resends it), and the others play on."""
 
     def __init__(self, first: MatchRun) -> None:
         self.first = first
@@ -298,9 +303,11 @@ class _Chain:
         self.failures: list[BaseException] = []
         self._lock = threading.Lock()  # ``runs``, also read by the heartbeat
         self._done = threading.Event()  # every match is over (the heartbeat ends)
-        # No match is taken on after this (monotonic): a chain ends within its task's time
-        # limit, with room for the last match's games.
-        self._claim_until = time.monotonic() + settings.TOURNAMENT_MATCH_TIME_LIMIT / 2
+        self._owner: dict[int, MatchRun] = {}  # game id in flight -> its match
+        self._started = time.monotonic()
+        self._opened: dict[int, float] = {first.match.pk: self._started}  # match -> monotonic
+        self._longest = 0.0  # the longest a match of this chain took, seconds
+        self._claiming = first.chain  # off once none is left, or after a failure
 
     def play(self) -> None:
         first = self.first
@@ -326,53 +333,107 @@ class _Chain:
         record them for their matches (when due), begin as many new ones, the oldest match's
         first, and end each match once its last game is recorded."""
         width = concurrency()
-        owner: dict[int, MatchRun] = {}  # game id in flight -> its match
+        owner = self._owner
         while self.runs:
-            for run in self.runs:
-                run._record_when_due(width)
-            for run in self.runs:
-                run._begin_into(playing, width - len(owner), owner)
-            if (len(owner) < width and self.runs[-1]._all_begun()
-                    and self._next_match(playing) is not None):
+            for run in list(self.runs):
+                self._guarded(run, playing, run._record_when_due, width)
+            for run in list(self.runs):
+                self._guarded(run, playing, run._begin_into, playing, width - len(owner),
+                              owner)
+            # A slot still free: the matches in play have nothing left they may begin now.
+            if self.runs and len(owner) < width and self._next_match(playing) is not None:
                 continue
             for run in [run for run in self.runs if run._over()]:
                 with self._lock:  # no renewal of a claim that is about to end
                     self.runs.remove(run)
                 self.failures.extend(run._failures)
-                run._end()
+                self._longest = max(self._longest,
+                                    time.monotonic() - self._opened[run.match.pk])
+                self._guarded(run, playing, run._end)
             if not owner:  # each match left has games to begin, with every slot free
                 continue
             due = [run._record_by for run in self.runs if run._record_by is not None]
             wait = max(0.0, min(due) - time.monotonic()) if due else None
             for outcome in _ended(playing, wait):
-                owner.pop(outcome.game_id)._settle(outcome)
+                run = owner.pop(outcome.game_id, None)
+                if run is not None:  # (None: its match was dropped; the game left as is)
+                    self._guarded(run, playing, run._settle, outcome)
+
+    def _guarded(self, run: MatchRun, playing: driver.Driver, step: Callable[..., Any],
+                 *args: Any) -> None:
+        """One match's step; if it fails (the database), that match alone is dropped."""
+        try:
+            step(*args)
+        except Exception as exc:
+            log.exception("match %s: failed; its claim is left to go stale", run.match.pk)
+            self._drop(run, exc, playing)
+
+    def _drop(self, run: MatchRun, exc: BaseException, playing: driver.Driver) -> None:
+        """Stop the match's games (left running, live on the match: whoever takes it over
+        deals them again), stop renewing its claim, and take on no further match (the
+        database may be failing). Its failure is raised once the others are over."""
+        self.failures.append(exc)
+        self._claiming = False
+        run._stop.set()
+        playing.stop(group=run.match.pk)
+        for game_id in [game for game, of in self._owner.items() if of is run]:
+            del self._owner[game_id]
+        with self._lock:
+            if run in self.runs:
+                self.runs.remove(run)
 
     def _next_match(self, playing: driver.Driver) -> MatchRun | None:
         """Claim the tournament's next pending match (the lowest number another task has not
-        claimed yet), add it to the runs and open it; None if the chain is off or its time is
-        up, a match here was stopped (claim lost, or the tournament cancelled), or none is
-        left."""
+        claimed yet), add it to the runs and open it; None if the chain is off, its time is
+        short (``_time_left``), a match here was stopped (claim lost, or the tournament
+        cancelled), or none is left."""
         first = self.first
-        if (not first.chain or time.monotonic() >= self._claim_until
+        if (not self._claiming or not self._time_left()
                 or any(run._stop.is_set() for run in self.runs)):
             return None
-        pending = Match.objects.filter(
-            tournament_id=first.tournament.pk, status=MatchStatus.PENDING,
+        try:
+            claimed = self._claim_next()
+        except Exception:  # the database: the matches in play go on, no other is taken on
+            log.exception("match %s: could not take on a next match", first.match.pk)
+            self._claiming = False
+            return None
+        if claimed is None:
+            return None
+        match, token = claimed
+        taken = MatchRun(match, token, on_progress=first.on_progress,
+                         transport=first.transport, answer=first.answer, chain=True)
+        taken._playing = playing
+        with self._lock:  # renewed from now on
+            self.runs.append(taken)
+        self._opened[match.pk] = time.monotonic()
+        self._guarded(taken, playing, taken._open)
+        return taken
+
+    def _claim_next(self) -> tuple[Match, str] | None:
+        """The lowest-numbered pending match of the tournament that this claim wins, and the
+        claim's token."""
+        pending = list(Match.objects.filter(
+            tournament_id=self.first.tournament.pk, status=MatchStatus.PENDING,
             tournament__status=TournamentStatus.RUNNING,
-        ).order_by("number").values_list("pk", flat=True)[:4]
+        ).order_by("number").values_list("pk", flat=True)[:4])
+        if not pending:  # and none will be again: only a start makes pending matches
+            self._claiming = False
         for match_id in pending:
             token = services.match_claim(match_id=match_id)
-            if token is None:  # another worker's since the read
-                continue
-            match = Match.objects.select_related("tournament").get(pk=match_id)
-            taken = MatchRun(match, token, on_progress=first.on_progress,
-                             transport=first.transport, answer=first.answer, chain=True)
-            taken._playing = playing
-            with self._lock:  # renewed from now on
-                self.runs.append(taken)
-            taken._open()
-            return taken
+            if token is not None:  # (None: another worker's since the read)
+                return Match.objects.select_related("tournament").get(pk=match_id), token
         return None
+
+    def _time_left(self) -> bool:
+        """Whether a match taken on now should end within the task's hard time limit
+        (TOURNAMENT_MATCH_TIME_LIMIT, which kills the whole chain): at most half of it gone,
+        and room for twice the longest match seen (the oldest one playing counts as long as
+        it has run so far)."""
+        now = time.monotonic()
+        limit = float(settings.TOURNAMENT_MATCH_TIME_LIMIT)
+        oldest = max((now - self._opened[run.match.pk] for run in self.runs), default=0.0)
+        longest = max(self._longest, oldest)
+        return now - self._started < limit / 2 and now - self._started + 2 * longest < limit
 
     def _heartbeat(self) -> None:
         period = float(settings.TOURNAMENT_HEARTBEAT_SECONDS)

@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import threading
 import time
+from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import connection
+from django.db import OperationalError, connection
+from django.utils import timezone
 
 from arena import services
 from arena.models import Match, MatchStatus, Tournament
 from arena.runner import MatchRun
+from bots.driver import Driver
 from bots.models import Bot
 from bots.transport import CallResult
-from games.models import Game
+from games.models import Game, GameStatus
 from tests.arena.tournament_helpers import (
     assert_consistent,
     assert_recorded_once,
@@ -27,6 +30,14 @@ from tests.arena.tournament_helpers import (
 from tests.bots.fault_server import FaultServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _slow(_url: str, payload: Any) -> CallResult:
+    """An in-process bot: the first legal move, a millisecond late (on the driver's loop)."""
+    if "legal_moves" not in payload:  # a start or end notice
+        return CallResult(True, 200, {}, 0.1, None, "")
+    time.sleep(0.001)
+    return CallResult(True, 200, {"move": payload["legal_moves"][0]}, 1.0, None, "")
 
 
 def test_a_match_task_goes_on_with_the_tournaments_next_pending_matches(alice: Any) -> None:
@@ -66,12 +77,6 @@ def test_every_claim_a_chain_holds_is_renewed_while_it_plays(alice: Any, setting
     settings.TOURNAMENT_CLAIM_STALE_SECONDS = 1
     settings.TOURNAMENT_MATCH_CONCURRENCY = 2  # two matches in flight at times
 
-    def slow(_url: str, payload: Any) -> CallResult:
-        if "legal_moves" not in payload:  # a start or end notice
-            return CallResult(True, 200, {}, 0.1, None, "")
-        time.sleep(0.001)  # on the loop: the games take turns, several seconds in all
-        return CallResult(True, 200, {"move": payload["legal_moves"][0]}, 1.0, None, "")
-
     taken_over: list[int] = []
     stop = threading.Event()
 
@@ -98,7 +103,7 @@ def test_every_claim_a_chain_holds_is_renewed_while_it_plays(alice: Any, setting
         sweeper.start()
         try:
             started = time.monotonic()
-            MatchRun(first, token, answer=slow, chain=True).run()
+            MatchRun(first, token, answer=_slow, chain=True).run()
             took = time.monotonic() - started
         finally:
             stop.set()
@@ -131,3 +136,101 @@ def test_a_bot_found_unresponsive_gets_another_chance_in_the_next_match(
         # earlier match found it unresponsive), unheard in its last ones.
         assert strikes[0] == 2 and strikes[-1] == 0, strikes
     assert Game.objects.filter(tournament_game__tournament=done).count() == done.games_total
+
+
+def test_a_database_error_in_one_match_leaves_the_others_playing(
+        alice: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second match's begin fails while the first match's whole games are in play: the
+    second is dropped alone (claimed, nothing begun: the sweep resends it once its claim is
+    stale), no further match is taken on, and the first plays to its end (before: every game
+    of the chain was stopped and dealt again)."""
+    settings.TOURNAMENT_MATCH_CONCURRENCY = 2
+    real = services.games_begin
+    failing: set[int] = set()
+
+    def games_begin(**kwargs: Any) -> Any:
+        if kwargs["match_id"] in failing:
+            raise OperationalError("the database refused the begin")
+        return real(**kwargs)
+
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots, options={}, games_per_pairing=4)  # to 500
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        first, second, third = Match.objects.select_related("tournament").filter(
+            tournament=tournament).order_by("number")
+        failing.add(second.pk)
+        monkeypatch.setattr(services, "games_begin", games_begin)
+        token = services.match_claim(match_id=first.pk)
+        assert token is not None
+        with pytest.raises(OperationalError):
+            MatchRun(first, token, answer=_slow, chain=True).run()
+        statuses = dict(Match.objects.filter(tournament=tournament).values_list("pk", "status"))
+        assert statuses == {first.pk: MatchStatus.DONE, second.pk: MatchStatus.RUNNING,
+                            third.pk: MatchStatus.PENDING}
+        second.refresh_from_db()
+        assert (second.games_done, second.live) == (0, {})
+        assert not Game.objects.filter(status=GameStatus.RUNNING).exists()
+        # Its claim goes stale; a later run takes it over and plays the rest.
+        monkeypatch.setattr(services, "games_begin", real)
+        Match.objects.filter(pk=second.pk).update(
+            claimed_at=timezone.now() - timedelta(seconds=3600))
+        done = services.tournament_run_foreground(tournament_id=tournament.pk)
+    assert_recorded_once(done)
+    assert_consistent(done)
+
+
+def test_games_over_as_they_begin_are_recorded_within_a_second(
+        alice: Any, settings: Any) -> None:
+    """A disabled bot's games end as they begin (its seats forfeited): they are recorded for
+    the tournament within PROGRESS_WITHIN_SECONDS even while its match's other games play on,
+    not when the next of those ends."""
+    settings.TOURNAMENT_MATCH_CONCURRENCY = 2
+    with http_bots(alice, ["greedy", "heuristic"]) as bots:
+        tournament = tournament_of(alice, bots, options={}, games_per_pairing=4)  # to 500
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        [match] = Match.objects.select_related("tournament").filter(tournament=tournament)
+        token = services.match_claim(match_id=match.pk)
+        assert token is not None
+        run = MatchRun(match, token)
+        run._open()
+        # The first game is in play; then the bot is disabled: the next games begin over.
+        with Driver(answer=_slow, notices=False) as playing:
+            owner: dict[int, MatchRun] = {}
+            run._begin_into(playing, 1, owner)
+            Bot.objects.filter(pk=bots[0].pk).update(enabled=False)
+            run._begin_into(playing, 1, owner)
+            assert run._ended and run._numbers  # over at once, and one still in play
+            assert run._record_by is not None
+            assert run._record_by - time.monotonic() <= 1.0
+            playing.stop()
+
+
+def test_a_match_whose_games_wait_for_a_deal_in_play_lets_the_next_match_use_the_slots(
+        alice: Any) -> None:
+    """Duplicate deals at two seats: a match's two seatings of a deal are played one after the
+    other, never side by side, so a match alone keeps one slot busy; the chain fills the
+    others with the next matches' games (each match's deals are its own)."""
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots, games_per_pairing=2, duplicate_deals=True)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        first = Match.objects.select_related("tournament").filter(
+            tournament=tournament).order_by("number")[0]
+        token = services.match_claim(match_id=first.pk)
+        assert token is not None
+
+        def slow(url: str, payload: Any) -> CallResult:
+            # A game then lasts 130 ms at least (13 turns), far longer than a claim takes.
+            time.sleep(0.01 if "legal_moves" in payload else 0)
+            return _slow(url, payload)
+
+        MatchRun(first, token, answer=slow, chain=True).run()
+        assert services.tournament_finalize(tournament_id=tournament.pk)  # (match_play's part)
+    done = Tournament.objects.get(pk=tournament.pk)
+    assert_recorded_once(done)
+    games = {record.number: record.game for record in done.tournament_games.all()}
+    spans = {m.number: [games[item["number"]] for item in m.plan] for m in done.matches.all()}
+    for one, twin in spans.values():
+        assert one.seed == twin.seed and one.started_at is not None  # a duplicate deal
+        assert max(one.started_at, twin.started_at) >= min(one.finished_at, twin.finished_at)
+    # The second match began while the first match's first seating was still in play.
+    assert min(g.started_at for g in spans[1]) < min(g.finished_at for g in spans[0])
