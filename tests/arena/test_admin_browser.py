@@ -64,7 +64,11 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def world(alice: Any, bob: Any, django_user_model: Any, settings: Any) -> World:
+def world(alice: Any, bob: Any, django_user_model: Any, settings: Any, fresh_cache: None
+          ) -> World:
+    # A cache of the test's own: a running tournament's standings are cached by its id and
+    # games done, and another test's tournament of the same id (another xdist worker's
+    # database, the same Redis) showed its bots' rows here.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     django_user_model.objects.create_superuser("root", password="root-password-1")
     return build_world(alice, bob)

@@ -23,7 +23,9 @@ from tests.arena.admin_fixtures import build_world, cancel_part_way
 from tests.bots.helpers import register
 from tests.games.conftest import client_for
 
-pytestmark = pytest.mark.django_db
+# A cache of each test's own: running tournaments' tables are cached by id (the same ids in
+# every xdist worker's database, one Redis).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,9 @@ from arena.models import Match, MatchStatus, Tournament, TournamentStatus
 from bots import services as bot_services
 from bots.models import Bot
 
-pytestmark = pytest.mark.django_db
+# A cache of each test's own: running tournaments' tables are cached by id (the same ids in
+# every xdist worker's database, one Redis).
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fresh_cache")]
 
 
 def _bot(owner: Any, name: str, *, verified: bool = True) -> Bot:
