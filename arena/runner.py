@@ -341,8 +341,10 @@ class _Chain:
                 self._guarded(run, playing, run._begin_into, playing, width - len(owner),
                               owner)
             # A slot still free: the matches in play have nothing left they may begin now.
-            if self.runs and len(owner) < width and self._next_match(playing) is not None:
-                continue
+            taken = (bool(self.runs) and len(owner) < width
+                     and self._next_match(playing) is not None)
+            # Before going round again: a match taken on whose games were all over as they
+            # began (its bots disabled) ends now, not once no further match is left to take.
             for run in [run for run in self.runs if run._over()]:
                 with self._lock:  # no renewal of a claim that is about to end
                     self.runs.remove(run)
@@ -350,6 +352,8 @@ class _Chain:
                 self._longest = max(self._longest,
                                     time.monotonic() - self._opened[run.match.pk])
                 self._guarded(run, playing, run._end)
+            if taken:  # its games begin on the next round
+                continue
             if not owner:  # each match left has games to begin, with every slot free
                 continue
             due = [run._record_by for run in self.runs if run._record_by is not None]
@@ -366,6 +370,11 @@ class _Chain:
             step(*args)
         except Exception as exc:
             log.exception("match %s: failed; its claim is left to go stale", run.match.pk)
+            # A connection that broke outside a transaction (a restart, a failover) stays
+            # broken until closed (Django reopens one at a request's end, and this is no
+            # request): the next match's step then opens a new one.
+            if not connection.in_atomic_block:
+                connection.close_if_unusable_or_obsolete()
             self._drop(run, exc, playing)
 
     def _drop(self, run: MatchRun, exc: BaseException, playing: driver.Driver) -> None:

@@ -39,7 +39,8 @@ must then be a multiple of the table size.
 Order: the games are numbered pass by pass (the first game, or deal, of every table, then the
 second...). They are played table by table: a table's games are one match, and a worker begins
 its next match's games only once the current one can begin no more (arena.runner), so a
-tournament stopped part-way has played some tables in full and others not at all.
+tournament stopped part-way has played some tables in full, the few in play in part, and the
+others not at all.
 """
 
 from __future__ import annotations

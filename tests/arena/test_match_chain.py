@@ -11,10 +11,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import OperationalError, connection
+from django.db import DatabaseError, OperationalError, connection
 from django.utils import timezone
 
-from arena import services
+from arena import runner, services
 from arena.models import Match, MatchStatus, Tournament
 from arena.runner import MatchRun
 from bots.driver import Driver
@@ -234,3 +234,64 @@ def test_a_match_whose_games_wait_for_a_deal_in_play_lets_the_next_match_use_the
         assert max(one.started_at, twin.started_at) >= min(one.finished_at, twin.finished_at)
     # The second match began while the first match's first seating was still in play.
     assert min(g.started_at for g in spans[1]) < min(g.finished_at for g in spans[0])
+
+
+def test_a_connection_lost_in_one_match_leaves_the_others_playing(
+        alice: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The database connection breaks as the second match opens, outside any transaction (a
+    server restart, a failover): that match alone is dropped, and the first plays on over a
+    new connection (a review: the broken connection stayed, and every match failed in turn)."""
+    settings.TOURNAMENT_MATCH_CONCURRENCY = 2
+    real = services.live_settle
+    broken: list[int] = []
+
+    def live_settle(**kwargs: Any) -> Any:
+        if kwargs["match_id"] == second.pk and not broken:
+            broken.append(second.pk)
+            connection.connection.close()  # the socket gone, as the server's end would be
+        return real(**kwargs)
+
+    with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
+        tournament = tournament_of(alice, bots, options={}, games_per_pairing=4)  # to 500
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        first, second, third = Match.objects.select_related("tournament").filter(
+            tournament=tournament).order_by("number")
+        monkeypatch.setattr(services, "live_settle", live_settle)
+        token = services.match_claim(match_id=first.pk)
+        assert token is not None
+        with pytest.raises(DatabaseError):
+            MatchRun(first, token, answer=_slow, chain=True).run()
+        connection.close()
+        statuses = dict(Match.objects.filter(tournament=tournament).values_list("pk", "status"))
+    assert broken == [second.pk]
+    assert statuses == {first.pk: MatchStatus.DONE, second.pk: MatchStatus.RUNNING,
+                        third.pk: MatchStatus.PENDING}
+
+
+def test_matches_over_as_they_begin_end_one_by_one(
+        alice: Any, settings: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every bot but one disabled: each match's games are over as they begin. Each match
+    taken on ends before the next is claimed, instead of the chain holding every claim until
+    none is left (a review)."""
+    settings.TOURNAMENT_MATCH_CONCURRENCY = 2
+    held: list[int] = []
+    real = runner._Chain._next_match
+
+    def next_match(chain: Any, playing: Any) -> Any:
+        taken = real(chain, playing)
+        held.append(len(chain.runs))
+        return taken
+
+    monkeypatch.setattr(runner._Chain, "_next_match", next_match)
+    with http_bots(alice, ["greedy", "heuristic", "random", "random"]) as bots:
+        tournament = tournament_of(alice, bots)
+        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
+        Bot.objects.filter(pk__in=[bot.pk for bot in bots[1:]]).update(enabled=False)
+        first = Match.objects.select_related("tournament").filter(
+            tournament=tournament).order_by("number")[0]
+        token = services.match_claim(match_id=first.pk)
+        assert token is not None
+        MatchRun(first, token, answer=_slow, chain=True).run()
+    assert held and max(held) <= 2, held
+    assert services.tournament_finalize(tournament_id=tournament.pk)
+    assert_recorded_once(Tournament.objects.get(pk=tournament.pk))
