@@ -36,6 +36,7 @@ def test_a_bot_at_a_live_table_plays_its_turns_when_the_broker_is_down(
                 {"CELERY_BROKER_URL": broker_url, "BOTS_ALLOW_PRIVATE": "true"}) as port:
             gid = _table_against_the_bot(port, keys, bot.pk)
             _play_until_the_bot_moved(port, gid, keys[1], BOT_MOVES)
+            _call_log_written(gid, bot.pk)
             counters = call(port, "GET", "/healthz/")[1]["counters"]
     finally:
         stop()
@@ -47,6 +48,20 @@ def test_a_bot_at_a_live_table_plays_its_turns_when_the_broker_is_down(
     assert BotCall.objects.filter(bot=bot, game_id=gid, kind="turn", outcome="move").count() == (
         bot_moves.count())
     assert counters["bot_turn_publish_errors"] >= 1
+
+
+def _call_log_written(gid: int, bot_id: int) -> None:
+    """Wait (bounded: 10 s) until the server has logged the call of each of the bot's moves:
+    it logs a call just after the move commits, and the test stopping the server at once
+    under a busy CI once left the last one unwritten (6 calls for 7 moves)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        seat = Seat.objects.get(game_id=gid, bot_id=bot_id)
+        moves = MoveRecord.objects.filter(game_id=gid, seat=seat.index).count()
+        if BotCall.objects.filter(bot_id=bot_id, game_id=gid, kind="turn",
+                                  outcome="move").count() >= moves:
+            return
+        time.sleep(0.05)
 
 
 def _table_against_the_bot(port: int, keys: list[str], bot_id: int) -> int:

@@ -80,7 +80,9 @@ def test_a_bot_disabled_during_its_game_is_called_no_more_in_it(
     assert outcome.finished
     seat = next(s.index for s in Game.objects.get(pk=game.pk).seats.all() if s.bot_id == bots[0].pk)
     later = strategy.seats[disabled_at[0]:]
-    assert later.count(seat) <= 2  # a call or two already on its way, then none
+    # A few calls already on their way (the refresh is every 50 ms, a turn about 20 ms; a busy
+    # CI once let 3 through), then none: not the hundreds left of a game to 500 points.
+    assert later.count(seat) <= 5
     struck = BotCall.objects.filter(bot=bots[0], game_id=game.pk, error="disabled")
     assert struck.count() == 3  # max strikes: forfeited, the game ended
     assert Game.objects.get(pk=game.pk).end_reason == "forfeit"
