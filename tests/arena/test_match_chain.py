@@ -40,6 +40,15 @@ def _slow(_url: str, payload: Any) -> CallResult:
     return CallResult(True, 200, {"move": payload["legal_moves"][0]}, 1.0, None, "")
 
 
+def _three_matches_of_whole_games(owner: Any, bots: list[Bot]
+                                  ) -> tuple[Tournament, list[Match]]:
+    """A started round robin of three bots, 4 games to 500 points a pairing; its matches."""
+    tournament = tournament_of(owner, bots, options={}, games_per_pairing=4)
+    services.tournament_start(tournament_id=tournament.pk, user=owner, dispatch=False)
+    return tournament, list(Match.objects.select_related("tournament").filter(
+        tournament=tournament).order_by("number"))
+
+
 def test_a_match_task_goes_on_with_the_tournaments_next_pending_matches(alice: Any) -> None:
     with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
         tournament = tournament_of(alice, bots)
@@ -154,10 +163,7 @@ def test_a_database_error_in_one_match_leaves_the_others_playing(
         return real(**kwargs)
 
     with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
-        tournament = tournament_of(alice, bots, options={}, games_per_pairing=4)  # to 500
-        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
-        first, second, third = Match.objects.select_related("tournament").filter(
-            tournament=tournament).order_by("number")
+        tournament, (first, second, third) = _three_matches_of_whole_games(alice, bots)
         failing.add(second.pk)
         monkeypatch.setattr(services, "games_begin", games_begin)
         token = services.match_claim(match_id=first.pk)
@@ -252,10 +258,7 @@ def test_a_connection_lost_in_one_match_leaves_the_others_playing(
         return real(**kwargs)
 
     with http_bots(alice, ["greedy", "heuristic", "random"]) as bots:
-        tournament = tournament_of(alice, bots, options={}, games_per_pairing=4)  # to 500
-        services.tournament_start(tournament_id=tournament.pk, user=alice, dispatch=False)
-        first, second, third = Match.objects.select_related("tournament").filter(
-            tournament=tournament).order_by("number")
+        tournament, (first, second, third) = _three_matches_of_whole_games(alice, bots)
         monkeypatch.setattr(services, "live_settle", live_settle)
         token = services.match_claim(match_id=first.pk)
         assert token is not None
