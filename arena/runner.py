@@ -153,8 +153,7 @@ class MatchRun:
             self._record(self._ended)
             self._ended, self._record_by = [], None
 
-    def _begin_into(self, playing: driver.Driver, room: int,
-                    owner: dict[int, MatchRun]) -> None:
+    def _begin_into(self, room: int, owner: dict[int, MatchRun]) -> None:
         """Begin up to ``room`` games together (one transaction each time) and hand them to the
         driver; again while some were over as they began."""
         while not self._all_begun() and room > 0:
@@ -163,9 +162,7 @@ class MatchRun:
             if not fresh:  # every game left is of a deal in play: they wait for it
                 return
             before = len(self._numbers)
-            self._ended.extend(self._begin_and_hand(fresh, playing))
-            if self._ended and self._record_by is None:  # over as they began (forfeits)
-                self._record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
+            self._note_ended(self._begin_and_hand(fresh))  # those over as they began
             for game_id in self._numbers.keys() - owner.keys():
                 owner[game_id] = self
             room -= len(self._numbers) - before
@@ -188,8 +185,13 @@ class MatchRun:
         elif outcome.recorded and outcome.seats is not None:
             assert outcome.game is not None  # finished
             self._known[outcome.game_id] = (outcome.game, outcome.seats)
-        self._ended.append((number, outcome.game_id))
-        if self._record_by is None:  # the first of them ended since the record
+        self._note_ended([(number, outcome.game_id)])
+
+    def _note_ended(self, ended: list[tuple[int, int]]) -> None:
+        """Games to record for the tournament: due PROGRESS_WITHIN_SECONDS after the first
+        of them ended since the last record."""
+        self._ended.extend(ended)
+        if self._ended and self._record_by is None:
             self._record_by = time.monotonic() + PROGRESS_WITHIN_SECONDS
 
     def _end(self) -> None:
@@ -203,10 +205,11 @@ class MatchRun:
             services.match_end(match_id=self.match.pk, token=self.token,
                                cancelled=self._cancelled())
 
-    def _begin_and_hand(self, items: list[dict[str, Any]],
-                        playing: driver.Driver) -> list[tuple[int, int]]:
+    def _begin_and_hand(self, items: list[dict[str, Any]]) -> list[tuple[int, int]]:
         """Begin ``items`` and hand them to the driver; the games over at once (every seat
         but one forfeited at the start), to be recorded."""
+        playing = self._playing
+        assert playing is not None  # (set by the chain before any begin)
         begun = self._begin(items, unresponsive=playing.unresponsive(self.match.pk))
         if begun is None:  # the claim is gone, or the tournament cancelled
             self._stop.set()
@@ -308,6 +311,7 @@ class _Chain:
         self._opened: dict[int, float] = {first.match.pk: self._started}  # match -> monotonic
         self._longest = 0.0  # the longest a match of this chain took, seconds
         self._claiming = first.chain  # off once none is left, or after a failure
+        self._driver: driver.Driver | None = None  # while the matches are played
 
     def play(self) -> None:
         first = self.first
@@ -322,7 +326,7 @@ class _Chain:
             with driver.Driver(transport=first.transport,
                                budget_ms=first.tournament.turn_timeout_ms,
                                answer=first.answer, end_replays=False) as playing:
-                first._playing = playing
+                first._playing = self._driver = playing
                 self._play(playing)
         finally:
             self._done.set()
@@ -336,13 +340,12 @@ class _Chain:
         owner = self._owner
         while self.runs:
             for run in list(self.runs):
-                self._guarded(run, playing, run._record_when_due, width)
+                self._guarded(run, run._record_when_due, width)
             for run in list(self.runs):
-                self._guarded(run, playing, run._begin_into, playing, width - len(owner),
-                              owner)
+                self._guarded(run, run._begin_into, width - len(owner), owner)
             # A slot still free: the matches in play have nothing left they may begin now.
             taken = (bool(self.runs) and len(owner) < width
-                     and self._next_match(playing) is not None)
+                     and self._next_match() is not None)
             # Before going round again: a match taken on whose games were all over as they
             # began (its bots disabled) ends now, not once no further match is left to take.
             for run in [run for run in self.runs if run._over()]:
@@ -351,7 +354,7 @@ class _Chain:
                 self.failures.extend(run._failures)
                 self._longest = max(self._longest,
                                     time.monotonic() - self._opened[run.match.pk])
-                self._guarded(run, playing, run._end)
+                self._guarded(run, run._end)
             if taken:  # its games begin on the next round
                 continue
             if not owner:  # each match left has games to begin, with every slot free
@@ -361,10 +364,9 @@ class _Chain:
             for outcome in _ended(playing, wait):
                 run = owner.pop(outcome.game_id, None)
                 if run is not None:  # (None: its match was dropped; the game left as is)
-                    self._guarded(run, playing, run._settle, outcome)
+                    self._guarded(run, run._settle, outcome)
 
-    def _guarded(self, run: MatchRun, playing: driver.Driver, step: Callable[..., Any],
-                 *args: Any) -> None:
+    def _guarded(self, run: MatchRun, step: Callable[..., Any], *args: Any) -> None:
         """One match's step; if it fails (the database), that match alone is dropped."""
         try:
             step(*args)
@@ -375,23 +377,24 @@ class _Chain:
             # request): the next match's step then opens a new one.
             if not connection.in_atomic_block:
                 connection.close_if_unusable_or_obsolete()
-            self._drop(run, exc, playing)
+            self._drop(run, exc)
 
-    def _drop(self, run: MatchRun, exc: BaseException, playing: driver.Driver) -> None:
+    def _drop(self, run: MatchRun, exc: BaseException) -> None:
         """Stop the match's games (left running, live on the match: whoever takes it over
         deals them again), stop renewing its claim, and take on no further match (the
         database may be failing). Its failure is raised once the others are over."""
         self.failures.append(exc)
         self._claiming = False
         run._stop.set()
-        playing.stop(group=run.match.pk)
+        if self._driver is not None:
+            self._driver.stop(group=run.match.pk)
         for game_id in [game for game, of in self._owner.items() if of is run]:
             del self._owner[game_id]
         with self._lock:
             if run in self.runs:
                 self.runs.remove(run)
 
-    def _next_match(self, playing: driver.Driver) -> MatchRun | None:
+    def _next_match(self) -> MatchRun | None:
         """Claim the tournament's next pending match (the lowest number another task has not
         claimed yet), add it to the runs and open it; None if the chain is off, its time is
         short (``_time_left``), a match here was stopped (claim lost, or the tournament
@@ -410,12 +413,12 @@ class _Chain:
             return None
         match, token = claimed
         taken = MatchRun(match, token, on_progress=first.on_progress,
-                         transport=first.transport, answer=first.answer, chain=True)
-        taken._playing = playing
+                         transport=first.transport, answer=first.answer)
+        taken._playing = self._driver
         with self._lock:  # renewed from now on
             self.runs.append(taken)
         self._opened[match.pk] = time.monotonic()
-        self._guarded(taken, playing, taken._open)
+        self._guarded(taken, taken._open)
         return taken
 
     def _claim_next(self) -> tuple[Match, str] | None:

@@ -201,10 +201,11 @@ def test_games_over_as_they_begin_are_recorded_within_a_second(
         run._open()
         # The first game is in play; then the bot is disabled: the next games begin over.
         with Driver(answer=_slow, notices=False) as playing:
+            run._playing = playing
             owner: dict[int, MatchRun] = {}
-            run._begin_into(playing, 1, owner)
+            run._begin_into(1, owner)
             Bot.objects.filter(pk=bots[0].pk).update(enabled=False)
-            run._begin_into(playing, 1, owner)
+            run._begin_into(1, owner)
             assert run._ended and run._numbers  # over at once, and one still in play
             assert run._record_by is not None
             assert run._record_by - time.monotonic() <= 1.0
@@ -280,8 +281,8 @@ def test_matches_over_as_they_begin_end_one_by_one(
     held: list[int] = []
     real = runner._Chain._next_match
 
-    def next_match(chain: Any, playing: Any) -> Any:
-        taken = real(chain, playing)
+    def next_match(chain: Any) -> Any:
+        taken = real(chain)
         held.append(len(chain.runs))
         return taken
 
